@@ -40,10 +40,10 @@ def bounded_cause(text: str, limit: int = MAX_CAUSE) -> str:
 def shown_cause(text: str, limit: int = MAX_CAUSE) -> str:
     """A cause of the target's own words (an exception's message) as printable.shown writes it, then cut: ESC
     or U+202E goes into the run log's cell as `\\x1b`, `\\u202e`, as the terminal shows it, so that reading the
-    log (cat, an editor's terminal) cannot recolour or reorder its text."""
-    from nvfp4ctl.printable import shown
+    log (cat, an editor's terminal) cannot recolour or reorder its text. The cut never splits an escape."""
+    from nvfp4ctl.printable import shown_within
 
-    return bounded_cause(shown(text), limit)
+    return shown_within(text, limit)
 
 
 def clipped_line(line: str, limit: int) -> str:

@@ -36,6 +36,22 @@ def shown(text: str) -> str:
     return escaped(strip_control_codes(text))
 
 
+def shown_within(text: str, limit: int) -> str:
+    """text as `shown` writes it in at most `limit` characters, "…" marking a cut, which falls before an
+    escape it would split: a half escape (`\\u20…`) reads as text that was never there."""
+    pieces = [ch if ch.isprintable() else escape(ch) for ch in strip_control_codes(text)]
+    if sum(len(piece) for piece in pieces) <= limit:
+        return "".join(pieces)
+    kept: list[str] = []
+    room = limit - 1  # the "…"
+    for piece in pieces:
+        if len(piece) > room:
+            break
+        kept.append(piece)
+        room -= len(piece)
+    return "".join(kept).rstrip() + "…"
+
+
 # a tab in a cell is whitespace, expanded to rich's own tab stops (every 8 columns), not an escape
 CELL_TAB_SIZE = 8
 

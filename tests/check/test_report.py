@@ -152,6 +152,21 @@ def test_each_kind_of_failed_test_gives_its_cause_in_the_summary_the_run_log_kee
     assert _ended(*outcomes).summary == summary
 
 
+@pytest.mark.parametrize("before", range(70, 80))
+def test_a_long_cause_is_never_cut_inside_an_escape(before: int) -> None:
+    """A cause is escaped before it is cut to MAX_CAUSE: a U+202E near the end was cut to `\\u20…`, a half
+    escape in the last line and the run log's cell. The cut now falls before an escape it would split."""
+    cause = "RuntimeError: " + "x" * (before - len("RuntimeError: ")) + "\u202e\x1b" + "y" * 20
+    said = _ended((RAISED, cause)).summary
+    given = said.removeprefix("0/1 pass, 1 raised (test 1: ").removesuffix(")")
+    assert len(given) <= MAX_CAUSE and given.endswith("…"), said
+    kept = given.removesuffix("…")
+    whole = "RuntimeError: " + "x" * (before - len("RuntimeError: ")) + "\\u202e\\x1b" + "y" * 20
+    assert whole.startswith(kept), said
+    # what is kept ends at the x's, after the whole \u202e, or after the whole \x1b, never inside one
+    assert kept.endswith(("x", "\\u202e", "\\x1b", "y")), said
+
+
 @pytest.mark.parametrize("columns", [40, 10])
 def test_a_narrow_terminal_gets_the_check_tables_values_whole(columns: int, monkeypatch, capsys) -> None:
     """check's table prints only on a GPU; at a width that would fold a shape or a verdict inside it, it is
