@@ -220,6 +220,13 @@ def too_slow_making_inputs(label: str, timeout_s: float, last: CallProgress, sma
             f" {_advice(f'--timeout {suggested} or more', smaller_listed)}")
 
 
+def smaller_listed(problem: Any, case: Any, listed: tuple[Any, ...]) -> bool:
+    """Whether a smaller --shape is advice for a shape too slow for its timeout (bench's, check's): the task lists
+    one of less work (fewer flops), or lists none to judge by. The task's smallest (128x256x256 of nvfp4_gemm's)
+    has none to go to."""
+    return not listed or any(problem.flops(other) < problem.flops(case) for other in listed)
+
+
 def _advice(timeout: str, smaller_listed: bool) -> str:
     """What to change: a smaller --shape only where the task lists one (timing this shape needs the timeout)."""
     return f"time a smaller --shape, or give {timeout}" if smaller_listed else f"give {timeout}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvfp4ctl.bench.calibration import Ceilings
+from nvfp4ctl.bench.call_progress import smaller_listed
 from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
 from nvfp4ctl.bench.results import STEP_WORDS, BenchReport, ShapeResult, StoppedShape
 from nvfp4ctl.errors import FailuresFound, KernelCrash, KernelTimeout, NvfpError, UsageError
@@ -152,12 +153,6 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
                                message=str(error).splitlines()[0], planned=len(plan.cases))
         raise BenchStopped(error, report(stopped)) from None
     return report()
-
-
-def smaller_listed(problem: Any, case: Any, listed: tuple[Any, ...]) -> bool:
-    """Whether a smaller --shape is advice for a shape too slow for its timeout: the task lists one of less work
-    (fewer flops), or lists none to judge by. The task's smallest (128x256x256 of nvfp4_gemm's) has none to go to."""
-    return not listed or any(problem.flops(other) < problem.flops(case) for other in listed)
 
 
 def _timed_nothing(samples_ns: list[float]) -> bool:

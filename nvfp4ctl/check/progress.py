@@ -96,12 +96,13 @@ class TestPhases:
         self.took.append((phase, time.perf_counter() - began))
 
 
-def timeout_said(test: str, timeout_s: float, last: CheckProgress) -> str | None:
+def timeout_said(test: str, timeout_s: float, last: CheckProgress, smaller_listed: bool = True) -> str | None:
     """The watchdog's message for a kill in `test` ("test 2 (m=… n=… k=…)") whose last report was `last`;
     None for a call that never came back where one returned before it (past bench's late_after_s at that
-    call's pace), or never returned at all: a possible deadlock."""
+    call's pace), or never returned at all: a possible deadlock. `smaller_listed`: the task lists a shape of
+    less work than this test's (bench.call_progress.smaller_listed), so a smaller --shape is advice that applies."""
     if last.phase != CALLING:
-        return _not_the_kernel(test, timeout_s, last)
+        return _not_the_kernel(test, timeout_s, last, smaller_listed)
     per_call_s = last.call_pace_s()
     ran_s = timeout_s - last.elapsed_s
     if per_call_s is None or ran_s > late_after_s(per_call_s):
@@ -162,14 +163,14 @@ _TOOK = {MAKING_INPUTS: "its inputs took {} to make", REFERENCE: "the reference 
          COMPARING: "a comparison took {}"}
 
 
-def _not_the_kernel(test: str, timeout_s: float, last: CheckProgress) -> str:
+def _not_the_kernel(test: str, timeout_s: float, last: CheckProgress, smaller_listed: bool = True) -> str:
     """A kill while the harness worked (inputs, reference, comparison): "test 2 (m=… n=… k=…): computing the
     reference ran past the 180 s timeout (not the kernel); ...", with a --timeout that would do where a phase
     of that kind ended already and gives the pace."""
     said = f"{test}: {last.describe()} ran past the {seconds_text(timeout_s)} timeout (not the kernel); the child was killed"
     longest_s = last.longest_s(last.phase)
     if longest_s is None:  # none of its kind ended: nothing tells how long this one takes
-        return f"{said}; give a larger --timeout, or check a smaller --shape"
+        return f"{said}; give a larger --timeout" + (", or check a smaller --shape" if smaller_listed else "")
     needed_s = last.needed_s(timeout_s)
     no_probe = ", or --no-probe" if last.call > 1 else ""
     return (f"{said}; {_TOOK[last.phase].format(duration_text(longest_s))}, so the test needs about {needed_s:.0f} s"

@@ -45,6 +45,7 @@ class CheckSettings:
     device: str = "cuda"
     scales: str = "generator"
     probe: bool = True
+    listed_cases: tuple[Any, ...] = ()  # the task's tests and benchmarks: what a test too slow could be traded for
 
 
 @dataclass(frozen=True)
@@ -133,14 +134,22 @@ def _ids(outcomes: Sequence[ItemOutcome]) -> str:
     return ", ".join(labels)
 
 
-def timeout_message(item: CheckItem, timeout_s: float, last: Any = None) -> str:
+def timeout_message(item: CheckItem, timeout_s: float, last: Any = None, smaller_listed: bool = True) -> str:
     """The watchdog's kill in a test, as the job's last report (`last`) tells it: the harness's work (inputs,
     reference, comparison: not the kernel), a kernel call too slow where an earlier one returned, else a
-    possible deadlock."""
+    possible deadlock. `smaller_listed` as timeout_said's."""
     test = f"{item.label} ({item.shape})"
     if not isinstance(last, CheckProgress):  # the job reported nothing: the kernel may be all that ran
         return possible_deadlock(test, timeout_s, None)
-    return timeout_said(test, timeout_s, last) or possible_deadlock(test, timeout_s, last)
+    return timeout_said(test, timeout_s, last, smaller_listed) or possible_deadlock(test, timeout_s, last)
+
+
+def _smaller_listed(item: CheckItem, settings: CheckSettings) -> bool:
+    """Whether the task lists a shape of less work than the test's: bench's rule for its own advice."""
+    from nvfp4ctl.bench.call_progress import smaller_listed
+    from nvfp4ctl.problems import resolve_problem
+
+    return smaller_listed(resolve_problem(settings.problem), item.case, settings.listed_cases)
 
 
 def run_check(
@@ -206,7 +215,8 @@ def _run_item(worker: Worker, item: CheckItem, settings: CheckSettings) -> ItemO
     except ChildTimeout as error:  # the test itself, or reloading the target after a crash
         in_test = str(error).startswith("possible deadlock")
         return ItemOutcome(item, TIMEOUT, time.monotonic() - started,
-                           message=timeout_message(item, settings.timeout_s, error.progress) if in_test else str(error),
+                           message=timeout_message(item, settings.timeout_s, error.progress,
+                                                   _smaller_listed(item, settings)) if in_test else str(error),
                            log_tail=tuple(error.log_tail), log_path=_text(error.log_path),
                            cause=timeout_cause(settings.timeout_s, error.progress) if in_test
                            else str(error).partition("; the child was killed")[0])

@@ -74,7 +74,8 @@ def command(
     refuse_unloadable(target)
     gpu = first_gpu() if device == "cuda" else None
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
-                             device=device, scales=scales.value, probe=not no_probe)
+                             device=device, scales=scales.value, probe=not no_probe,
+                             listed_cases=loaded.tests + loaded.benchmarks)
     limits = f"timeout {seconds_text(timeout_s)} ({timeout_source}) · load limit {seconds_text(load_s)} ({load_source})"
     console.info(_config_line(target.label, loaded, items, limits, gpu.describe() if gpu else device, settings),
                  style="dim")

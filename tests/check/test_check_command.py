@@ -112,8 +112,9 @@ def test_a_test_killed_while_its_inputs_were_made_is_no_possible_deadlock(fake_t
     result = check("--submission", str(TARGETS / "good.py"), "--timeout", "1.5")
     assert result.exit_code == 3, result.output
     said = " ".join(result.output.split())
+    # the task's three tests are of equal work (flops): none smaller to check instead
     assert ("test 1 (m=128 n=256 k=32): making its inputs ran past the 1.5 s timeout (not the kernel); the child was"
-            " killed; give a larger --timeout, or check a smaller --shape") in said
+            " killed; give a larger --timeout") in said and "smaller --shape" not in said, said
     assert "possible deadlock" not in said
     assert "2 remaining tests not run after the timeout: test 2, test 3" in said
     assert _last_log_entry().result == "timeout in test 1 (making its inputs ran past 1.5 s)"
@@ -140,8 +141,20 @@ def test_a_test_killed_while_the_reference_was_computed_is_no_possible_deadlock(
     assert result.exit_code == 3, result.output
     said = " ".join(result.output.split())
     assert ("test 1 (m=128 n=128 k=32): computing the reference ran past the 1.5 s timeout (not the kernel); the child"
-            " was killed; give a larger --timeout, or check a smaller --shape") in said
+            " was killed; give a larger --timeout") in said and "smaller --shape" not in said, said
     assert "possible deadlock" not in said
+
+
+def test_a_test_killed_in_the_harness_is_told_a_smaller_shape_only_where_the_task_lists_one(fake_task, monkeypatch):
+    """check's "give a larger --timeout, or check a smaller --shape" was said of the task's smallest test too, where
+    no smaller shape was there to check; as bench's advice, it is said only where the task lists one of less work."""
+    monkeypatch.setenv("COLUMNS", "300")
+    fake_task(tests=(FakeCase(128, 128, 32),), benchmarks=(FakeCase(64, 128, 32),), problem="fake_problem:SLOW_REFERENCE")
+    result = check("--submission", str(TARGETS / "good.py"), "--timeout", "1.5")
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert ("test 1 (m=128 n=128 k=32): computing the reference ran past the 1.5 s timeout (not the kernel); the child"
+            " was killed; give a larger --timeout, or check a smaller --shape") in said, said
 
 
 def test_a_test_killed_in_the_probe_s_reference_gets_a_timeout_to_give(fake_task, monkeypatch):

@@ -22,6 +22,13 @@ def test_a_kill_in_the_first_making_has_no_pace_to_suggest_a_timeout_from() -> N
                     " was killed; give a larger --timeout, or check a smaller --shape")
 
 
+def test_a_kill_in_the_harness_of_the_tasks_smallest_shape_is_told_the_timeout_alone() -> None:
+    """No shape of less work listed (bench.call_progress.smaller_listed): "check a smaller --shape" is no advice."""
+    said = timeout_said(TEST, 180.0, CheckProgress(REFERENCE, 0.1, 1, 3, ((MAKING_INPUTS, 0.1),)), smaller_listed=False)
+    assert said == ("test 2 (m=256 n=128 k=32): computing the reference ran past the 180 s timeout (not the kernel); the"
+                    " child was killed; give a larger --timeout")
+
+
 def test_a_kill_in_the_probe_makings_suggests_a_timeout_for_what_is_left() -> None:
     # the fresh tuple, 120 s in: killed 60 s into it (longer than the 50 s the first took), then its reference,
     # call and comparison at the first call's pace: 120 + 60 + 3.3 s, 1.25 x that, to the next ten
