@@ -109,10 +109,14 @@ def has_build(source: Path, arch: str) -> bool | None:
 def _declared(report: BuildReport) -> BuildReport:
     """The report with what the source says of itself (`// nvfp4ctl: no-tensor-op`, the arch it is written
     for), read now rather than stored: a cache entry made before a mark's meaning changed still reads it right."""
+    from nvfp4ctl.build.tensor_code_use import kernel_other_arch_code
+
     code = report.source.read_text(errors="replace")  # one read for both marks
     declared = bool(marks_in(code, NO_TENSOR_OP))
-    return replace(report, tensor_op=replace(report.tensor_op, declared_none=declared,
-                                             written_for=written_for(report.source, code)))
+    op = replace(report.tensor_op, declared_none=declared, written_for=written_for(report.source, code))
+    if op.narrower is not None:  # an mma.sync where the arch's widest op is missing: the kernel's, or a side path's?
+        op = replace(op, other_arch_code=kernel_other_arch_code(report.source, report.arch, code))
+    return replace(report, tensor_op=op)
 
 
 def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str, mode: str,

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from nvfp4ctl.build.sources import NO_TENSOR_OP  # sources imports nothing of the build's reports
 
 REPORT_FILE = "report.json"
+# mma.sync's SASS (HMMA.16816.F32, IMMA, QMMA for fp8, OMMA for fp4): a tensor-core op on every arch since
+# sm_80, narrower than the arch's own (wgmma's HGMMA on sm_90a, tcgen05's UTCOMMA on sm_100a)
+MMA_SYNC_OP = re.compile(r"^(?:HMMA|IMMA|OMMA|QMMA)\b")
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,10 @@ class TensorOpCheck:
     # (arch, what says so) the source is written for (sources.written_for): an sm90/ kernel built for sm_100a
     # lacks UTCOMMA because it is the wrong kernel for the arch, not one without tensor cores
     written_for: tuple[str, str] | None = None
+    # (arch, what) of another arch's own tensor-core instructions the source compiles for that arch (wgmma for
+    # sm_90a: tensor_code_use.other_arch_code): an mma.sync beside them is that kernel's side path, not this
+    # arch's MMA. Read from the source with written_for, never stored
+    other_arch_code: tuple[str, str] | None = None
 
     @property
     def passes(self) -> bool:
@@ -48,7 +56,22 @@ class TensorOpCheck:
 
     @property
     def present(self) -> bool:
-        return self.match is not None
+        """A tensor-core op of this arch is there: its widest, or mma.sync's (narrower)."""
+        return self.match is not None or self.narrower is not None
+
+    @property
+    def narrower(self) -> str | None:
+        """The mma.sync op (HMMA) of a SASS without the arch's widest MMA: tensor cores all the same, accepted
+        with a note (narrower_note); None where the widest is there, or the source holds another arch's own
+        instructions (an sm_90a wgmma kernel built for sm_100a keeps only its mma.sync side path)."""
+        if self.match is not None or self.other_arch_code is not None:
+            return None
+        return next((op for op in self.found if MMA_SYNC_OP.match(op)), None)
+
+    @property
+    def shown(self) -> str | None:
+        """The op the tensor-op column shows: the arch's widest, else mma.sync's."""
+        return self.match or self.narrower
 
     @property
     def not_needed(self) -> bool:
@@ -79,7 +102,7 @@ class BuildReport:
     def arch_checks(self) -> tuple[tuple[str, TensorOpCheck], ...]:
         """(arch, its tensor-op check) of every arch built, `arch` first."""
         source_says = {"declared_none": self.tensor_op.declared_none, "needed": self.tensor_op.needed,
-                       "written_for": self.tensor_op.written_for}
+                       "written_for": self.tensor_op.written_for, "other_arch_code": self.tensor_op.other_arch_code}
         return ((self.arch, self.tensor_op),
                 *((arch, replace(check, **source_says)) for arch, check in self.other_arches))
 
@@ -140,6 +163,7 @@ class BuildReport:
             del check["declared_none"]  # the source's own say, read again on each load (builder)
             del check["needed"]  # the problem's, which the command knows, not the build
             del check["written_for"]  # the source's own say, as declared_none
+            del check["other_arch_code"]  # the source's, as written_for
         (self.entry / REPORT_FILE).write_text(json.dumps(payload, indent=1))
 
     @classmethod
@@ -193,8 +217,24 @@ def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {
     if op.written_for is not None and op.written_for[0] != arch:
         own, why = op.written_for
         return f"no {op.expected} in the {arch} SASS (found: {seen}): an {own} kernel ({why}) built for {arch}; build it with --arch {own}"
+    if op.other_arch_code is not None:
+        own, what = op.other_arch_code
+        return (f"no {op.expected} in the {arch} SASS (found: {seen}): its {what.removesuffix(' instructions')} code is"
+                f" {own}'s, which {arch} does not run; build it with --arch {own}")
     return (f"no {op.expected} in the {arch} SASS (found: {seen}; a kernel without tensor cores on purpose says so"
             f" with a line `{mark}`)")
+
+
+WIDEST_MMA = {"sm_90a": "wgmma", "sm_100a": "tcgen05.mma"}  # what compiles to each arch's expected op
+
+
+def narrower_note(op: TensorOpCheck, arch: str) -> str | None:
+    """The note of a build whose tensor-core op is mma.sync's (narrower), not the arch's widest; None otherwise."""
+    if op.narrower is None:
+        return None
+    widest = WIDEST_MMA.get(arch, WIDEST_MMA.get(arch + "a"))
+    return (f"its tensor-core op is {op.narrower} (mma.sync), not {arch}'s widest MMA {op.expected}"
+            f"{f' ({widest})' if widest else ''}")
 
 
 def not_needed_note(report: BuildReport, problem: str) -> str:

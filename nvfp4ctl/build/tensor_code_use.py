@@ -22,6 +22,7 @@ from pathlib import Path
 
 from nvfp4ctl.build.arch_names import TENSOR_INSTRUCTIONS, device_pass_macros, live_code_needs
 from nvfp4ctl.cpp_lexer import blank
+from nvfp4ctl.errors import UsageError
 from nvfp4ctl.preprocessor import live_code
 
 _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -104,10 +105,11 @@ def relocatable(flags: Iterable[str]) -> bool:
 
 
 def tensor_code_use(kernel_code: str, headers: Iterable[tuple[Path, str]], arch: str,
-                    relocatable_code: bool = False) -> TensorCodeUse:
+                    relocatable_code: bool = False, read_as: str | None = None) -> TensorCodeUse:
     """`kernel_code`: the kernel's own device code; `headers`: (path, text) of the local headers it includes;
-    `relocatable_code`: compiled with -rdc=true, where each external __device__ function is emitted."""
-    macros = device_pass_macros(arch)
+    `relocatable_code`: compiled with -rdc=true, where each external __device__ function is emitted;
+    `read_as`: the arch whose device pass reads the code (default `arch`'s)."""
+    macros = device_pass_macros(read_as or arch)
     kernel = live_code(kernel_code, macros)
     own = live_code_needs(kernel)
     if own is not None and own[0] != arch:
@@ -128,6 +130,35 @@ def tensor_code_use(kernel_code: str, headers: Iterable[tuple[Path, str]], arch:
                 uncalled.append(UncalledHelper(path, code.count("\n", 0, found.start()) + 1,
                                                helper.name if helper is not None else None, (target, what)))
     return TensorCodeUse(refused=None, uncalled=tuple(_first_per_helper(uncalled)))
+
+
+def other_arch_code(kernel_code: str, headers: Iterable[tuple[Path, str]], arch: str) -> tuple[str, str] | None:
+    """(arch, what) of another arch's own tensor-core instructions the kernel compiles for that arch (wgmma
+    in sm_90a's device pass, tcgen05 in sm_100a's), its headers through the helpers it reaches; None for
+    code whose tensor-core instructions (mma.sync, say) any arch runs. An sm_90a kernel's wgmma behind
+    `#if __CUDA_ARCH_FEAT_SM90_ALL` counts: built for sm_100a it is compiled out, and what is left (an mma.sync
+    side path) is not the kernel."""
+    read = list(headers)
+    for target, _, _ in TENSOR_INSTRUCTIONS:
+        if target == arch:
+            continue
+        refused = tensor_code_use(kernel_code, read, arch, read_as=target).refused
+        if refused is not None and refused[0] == target:
+            return refused
+    return None
+
+
+def kernel_other_arch_code(kernel: Path, arch: str, code: str | None = None) -> tuple[str, str] | None:
+    """other_arch_code of a kernel file and the local headers it includes (`code`: its text, where the
+    caller has read it already); None where a file cannot be read (its build says why)."""
+    from nvfp4ctl.build.read_once import source_text
+    from nvfp4ctl.build.sources import local_headers
+
+    try:
+        own = source_text(kernel) if code is None else code
+        return other_arch_code(own, [(header, source_text(header)) for header in local_headers(kernel)], arch)
+    except (UsageError, OSError):
+        return None
 
 
 def _first_per_helper(uncalled: list[UncalledHelper]) -> list[UncalledHelper]:

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.build.report import not_needed_note
+from nvfp4ctl.build.report import narrower_note, not_needed_note
 from nvfp4ctl.kernel_cells import byte_size, cache_cell, spills_text, time_cell
 from nvfp4ctl.options import Choice, choice, path
 from nvfp4ctl.outcome import Outcome
@@ -186,6 +186,8 @@ def command(
             console.info(f"note: {report.source.name} ({report.arch}): {whose}")
         if report.compile_busy and not report.cache_hit:  # a hit's row is this run's time: -v tells its first compile's
             console.info(f"note: {report.source.name} ({report.arch}): {_inflated_note(report)}")
+        if (narrower := narrower_note(report.tensor_op, report.arch)) is not None:
+            console.info(f"note: {report.source.name} ({report.arch}): {narrower}")
         if report.tensor_op.not_needed:
             problem_name = _problem_name(kernel_problems.get(report.source))
             console.info(f"note: {report.source.name}: {not_needed_note(report, problem_name)}")
@@ -314,8 +316,8 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
 def _row(report: BuildReport, seconds: float) -> list[object]:
     main = report.main_kernel
     op = report.tensor_op
-    if op.match is not None:
-        tensor = Text(op.match, style="green")
+    if op.shown is not None:
+        tensor = Text(op.shown, style="green")
     elif op.declared_none:
         tensor = Text("none (declared)")
     elif op.not_needed:

@@ -15,7 +15,7 @@ from rich.text import Text
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
 from nvfp4ctl.build.read_once import source_text
-from nvfp4ctl.build.report import not_needed_note, tensor_op_problem
+from nvfp4ctl.build.report import narrower_note, not_needed_note, tensor_op_problem
 from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.build.sources import NO_TENSOR_OP, header_not_text_warning, marks_in, not_text_warning
 from nvfp4ctl.console import NORMAL, get_console
@@ -53,7 +53,7 @@ def _op_text(tensor_op) -> Text:
     if tensor_op.not_needed:
         return Text("none (not needed)")
     if tensor_op.match is not None and tensor_op.expected in ("-", None) or tensor_op.present:
-        op = tensor_op.match
+        op = tensor_op.shown
         return Text(f"{op} ({describe_tensor_op(op)})", style="green" if tensor_op.present else "")
     if not tensor_op.checked:
         return Text("not checked", style="bold red")
@@ -360,6 +360,8 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 rows.extend(_kernel_rows(built.unit, report.functions, _ops_text(report),
                                          time_cell(built.seconds, built.built_meanwhile),
                                          cache_cell(built.cached, built.built_meanwhile)))
+                notes.extend(f"{built.unit}: {narrower}" for arch, check in report.arch_checks
+                             if (narrower := narrower_note(check, arch)) is not None)
                 if report.other_arches and not any(f.arch for f in report.functions):
                     notes.append(f"{built.unit}: {_one_archs_figures(report.entry)}")
                 spilled += report.spill_bytes
@@ -407,8 +409,8 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
 
 def _op_word(tensor_op) -> str:
     """A unit's tensor-core op as the result line sums it up: the op, or why there is none."""
-    if tensor_op.match is not None:
-        return tensor_op.match
+    if tensor_op.shown is not None:
+        return tensor_op.shown
     if tensor_op.ptx_alone:
         return PTX_ALONE
     if tensor_op.declared_none:
