@@ -150,14 +150,16 @@ def other_arch_code(kernel_code: str, headers: Iterable[tuple[Path, str]], arch:
 
 def kernel_other_arch_code(kernel: Path, arch: str, code: str | None = None) -> tuple[str, str] | None:
     """other_arch_code of a kernel file and the local headers it includes (`code`: its text, where the
-    caller has read it already); None where a file cannot be read (its build says why)."""
+    caller has read it already); None where a file cannot be read (its build says why). A link's headers are
+    those beside the file it links to, which the build compiles."""
     from nvfp4ctl.build.read_once import source_text
     from nvfp4ctl.build.sources import local_headers
 
     try:
         own = source_text(kernel) if code is None else code
-        return other_arch_code(own, [(header, source_text(header)) for header in local_headers(kernel)], arch)
-    except (UsageError, OSError):
+        headers = local_headers(kernel.resolve())
+        return other_arch_code(own, [(header, source_text(header)) for header in headers], arch)
+    except (UsageError, OSError, RuntimeError):  # RuntimeError: a link loop (Python 3.12 and older)
         return None
 
 

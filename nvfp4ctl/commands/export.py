@@ -60,17 +60,26 @@ def ours_for_arch(problem: str, arch: str) -> str:
     return f" (nvfp4ctl's {gpu} one: `nvfp4ctl export --kernel {DEFAULT_BY_NAME} --arch {arch}`)"
 
 
-def refuse_other_arch(source: Path, arch: str | None) -> None:
+def refuse_other_arch(source: Path, arch: str | None) -> str | None:
     """A UsageError where --arch names another arch than the one the kernel is written for (its folder or
-    `arch=` line), as its build for that arch fails: an sm_100a tcgen05 kernel exported for sm_90a traps on
-    every call on an H100. A kernel with no tensor-core code (its no-tensor-op mark) compiles for either."""
+    `arch=` line) and its code holds that arch's own instructions (wgmma for sm_90a, tcgen05 for sm_100a, as
+    build finds them: tensor_code_use), as its build for --arch fails or keeps only a side path: an sm_100a
+    tcgen05 kernel exported for sm_90a traps on every call on an H100. Code without them (mma.sync, plain CUDA)
+    compiles and runs on either: the warning to say that its mark names another arch, else None."""
+    from nvfp4ctl.build.arch_names import TENSOR_INSTRUCTIONS
     from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks, written_for
+    from nvfp4ctl.build.tensor_code_use import kernel_other_arch_code
 
     own = written_for(source)
     if arch is None or own is None or own[0] == arch or source_marks(source, NO_TENSOR_OP):
-        return
-    raise UsageError(f"{source.name} is an {own[0]} kernel ({own[1]}), not one for --arch {arch}: its export would"
-                     f" not run there; pass --arch {own[0]} or a kernel written for {arch}; nothing was written")
+        return None
+    holds = kernel_other_arch_code(source, arch)
+    if holds is not None:
+        raise UsageError(f"{source.name} is an {own[0]} kernel ({own[1]}), not one for --arch {arch}: its {holds[1]}"
+                         f" would not run there; pass --arch {holds[0]} or a kernel written for {arch}; nothing was written")
+    what = next(what for target, what, _ in TENSOR_INSTRUCTIONS if target == own[0])
+    return (f"{source.name} is marked as an {own[0]} kernel ({own[1]}) but holds no {what}: exported for --arch"
+            f" {arch} as it is (`nvfp4ctl build --arch {arch} {short_path(source)}` checks that it compiles there)")
 
 
 def _no_default_for(problem: str, users_kernels: Path | None) -> str:
@@ -319,7 +328,7 @@ def command(
         ArchChoice | None, typer.Option("--arch", metavar="<sm_90a|sm_100a>", parser=choice(ArchChoice),
                                         help="Compile the kernel for sm_90a or sm_100a (default: its own arch, from its"
                                         " sm90/ or sm100/ folder or a `// nvfp4ctl: arch=` line; a kernel written for"
-                                        " the other is refused unless it has no tensor-core code).", show_default=False)
+                                        " the other is refused where its code holds that arch's own wgmma or tcgen05).", show_default=False)
     ] = None,
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
@@ -354,7 +363,7 @@ def command(
         checked_source(source)
     elif not source.is_file():
         raise UsageError(f"no {'H100' if source.parent.name == 'sm90' else 'B200'} kernel at {source}; pass --kernel PATH")
-    refuse_other_arch(source, None if arch is None else arch.value)
+    other_mark = refuse_other_arch(source, None if arch is None else arch.value)
     if in_use is not None and (in_use.is_users or task is not None):
         # custom_kernel indexes the kernel's problem's tuple: on the leaderboard of the task's problem it
         # fails every test, as check of the same mix would (nvfp4ctl's own task is no one's choice)
@@ -362,6 +371,8 @@ def command(
                              default_for=None if kernel is not None else taken)
     submission = export_submission(source, output, arch=None if arch is None else arch.value, force=force,
                                    protected=_files_in_use(task, in_use))
+    if other_mark is not None:  # after the writing's own refusals: a refused export warns of nothing
+        console.warn(other_mark)
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(_not_for_the_leaderboard(source, submission.arch))
     if missing := missing_abi(submission):

@@ -287,8 +287,8 @@ def test_a_kernel_written_for_another_arch_than_arch_is_refused(tmp_path: Path, 
     result = runner.invoke(app, ["export", "--kernel", str(GEMM_TC), "--arch", "sm_90a", "-o", "tc.py"])
     assert result.exit_code == 2 and not (tmp_path / "tc.py").exists()
     assert _flat(result.output) == ("error: nvfp4_gemm_sm100_tc.cu is an sm_100a kernel (its sm100/ folder), not one"
-                                    " for --arch sm_90a: its export would not run there; pass --arch sm_100a or a"
-                                    " kernel written for sm_90a; nothing was written")
+                                    " for --arch sm_90a: its tcgen05 / SM100 instructions would not run there; pass"
+                                    " --arch sm_100a or a kernel written for sm_90a; nothing was written")
 
 
 def test_a_link_to_a_kernel_is_judged_by_the_file_it_links_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
