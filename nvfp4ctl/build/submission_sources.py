@@ -273,13 +273,12 @@ class SubmissionSources:
         if unread is None:
             arch, why = self.arch(requested)
             return (arch,), why
-        try:
-            arch, why = self.arch(requested)
-        except UsageError:
+        told = self.told_arch(requested)
+        if told is None:
             raise UsageError(f"{self.path}:{unread.line}: {unread.written} sets, or may set, TORCH_CUDA_ARCH_LIST to a"
                              " value build cannot read without running the file, and nothing else names the arch;"
-                             " pass --arch, or set it to a string constant") from None
-        return (arch,), f"{why}; the TORCH_CUDA_ARCH_LIST of line {unread.line} is not static"
+                             " pass --arch, or set it to a string constant")
+        return (told[0],), f"{told[1]}; the TORCH_CUDA_ARCH_LIST of line {unread.line} is not static"
 
     def arches_in_one_run(self, extension: Extension) -> bool:
         """Whether the extension's own flags name its archs: nvcc compiles them all in the one run those flags
@@ -295,8 +294,17 @@ class SubmissionSources:
 
     def arch(self, requested: str | None) -> tuple[str, str]:
         """(arch, where it came from) where no TORCH_CUDA_ARCH_LIST applies and torch adds its own arch
-        flag, which on the leaderboard names the GPU's (torch_picks_gpu_arch): the -gencode/-arch of another
-        extension's flags, --arch, tcgen05 -> sm_100a, wgmma -> sm_90a."""
+        flag, which on the leaderboard names the GPU's (torch_picks_gpu_arch): told_arch's, else the
+        leaderboard GPU's sm_100 for code any arch assembles, which torch compiles for the B200 it runs on
+        (10.0+PTX), as build takes -arch=native."""
+        told = self.told_arch(requested)
+        if told is not None:
+            return told
+        return LEADERBOARD_GPU_ARCH[1], f"no arch named: the GPU it runs on, the {LEADERBOARD_GPU}'s"
+
+    def told_arch(self, requested: str | None) -> tuple[str, str] | None:
+        """(arch, where it came from) of the -gencode/-arch of another extension's flags, --arch, tcgen05 ->
+        sm_100a, wgmma -> sm_90a; None where none of them names one."""
         from nvfp4ctl.build import torch_nvcc
 
         for extension in self.extensions:
@@ -308,8 +316,7 @@ class SubmissionSources:
         needs = code_needs("\n".join(device_code(e) for e in self.extensions))
         if needs is not None:
             return needs[0], f"the code uses {needs[1].removesuffix(' instructions')}"
-        raise UsageError(f"{self.path}: cannot tell the arch (no -gencode/-arch flag, no TORCH_CUDA_ARCH_LIST,"
-                         " no tcgen05 or wgmma in the code); pass --arch")
+        return None
 
 
 def device_code(extension: Extension) -> str:

@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from nvfp4ctl.build.submission_build import generated_cu
 from nvfp4ctl.build.submission_sources import find_sources
 from nvfp4ctl.cli import app
-from nvfp4ctl.errors import UsageError
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
 
@@ -98,12 +97,13 @@ def test_load_source_files_are_the_files_the_build_compiles(tmp_path: Path) -> N
     assert [path for _, path in written] == [path for e in find_sources(submission).extensions for path in e.files]
 
 
-def test_no_arch_anywhere_asks_for_one(tmp_path: Path) -> None:
+def test_no_arch_anywhere_is_the_b200s_sm_100_for_portable_code(tmp_path: Path) -> None:
+    """It said "cannot tell the arch ...; pass --arch", exit 2, where torch compiles the call for the GPU it
+    runs on (10.0+PTX on the B200), as build takes -arch=native."""
     submission = tmp_path / "submission.py"
     submission.write_text('from torch.utils.cpp_extension import load_inline\n'
                           'load_inline(name="x", cpp_sources="", cuda_sources="__global__ void k() {}")\n')
-    with pytest.raises(UsageError, match="pass --arch"):
-        find_sources(submission).arch(None)
+    assert find_sources(submission).arch(None) == ("sm_100", "no arch named: the GPU it runs on, the B200's")
     assert find_sources(submission).arch("sm_90a") == ("sm_90a", "--arch")
 
 
