@@ -338,9 +338,9 @@ def refuse_unknown_arch(sources: SubmissionSources, extension: Extension) -> Non
 
 
 def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, why: str) -> str | None:
-    """The warning for an extension built for an arch-specific target (sm_100a) that nothing in the file
-    names: torch then compiles for the GPU it runs on (10.0+PTX on a B200: sm_100, where tcgen05 does not
-    assemble). The build keeps the arch the code needs, as the leaderboard's environment is not known
+    """The warning for an extension whose code needs an arch-specific target (tcgen05: sm_100a) that nothing in
+    the file names: torch then compiles for the GPU it runs on (10.0+PTX on a B200: sm_100, where tcgen05 does not
+    assemble); code without such instructions, built with --arch sm_100a, gets none. The build keeps the arch the code needs, as the leaderboard's environment is not known
     for certain; the note says what torch would do and the fix. Where a TORCH_CUDA_ARCH_LIST whose value
     build cannot read is set before the call, the note says so: torch compiles for what it holds. None
     where neither is so."""
@@ -352,7 +352,9 @@ def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, w
     if not arch.endswith("a") or not sources.torch_picks_gpu_arch(extension):
         return None
     needs = code_needs(device_code(extension))
-    what = f"the code's {needs[1]} do" if needs is not None else "arch-specific (a) instructions do"
+    if needs is None:  # code any arch assembles (--arch sm_100a of plain CUDA): torch's sm_100 builds it as well
+        return None
+    what = f"the code's {needs[1]} do"
     hopper = " (and 9.0+PTX, sm_90, on an H100)" if arch == "sm_90a" else ""
     return (f"no arch is named for this call ({sources.no_arch_named(extension)}): torch compiles"
             f" for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]} ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the"

@@ -51,3 +51,14 @@ def test_portable_code_naming_no_arch_is_built_for_the_b200s_sm_100(tmp_path: Pa
     assert archs == ["sm_100"]
     assert "submission.py: 1 extension (scaled), arch sm_100 (no arch named: the GPU it runs on, the B200's)" in said
     assert "cannot tell the arch" not in said and "warning:" not in said
+
+
+def test_portable_code_built_with_arch_sm_100a_gets_no_warning_of_arch_specific_instructions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was warned that torch's sm_100 is where "arch-specific (a) instructions do not assemble" and told to
+    name compute_100a, for code that holds none (lint's NV005 says nothing of it either)."""
+    code, said, archs = _build(tmp_path, monkeypatch, "--arch", "sm_100a")
+    assert code == 0, said
+    assert archs == ["sm_100a"]
+    assert "submission.py: 1 extension (scaled), arch sm_100a (--arch)" in said
+    assert "warning:" not in said and "do not assemble" not in said and "compute_100a" not in said
