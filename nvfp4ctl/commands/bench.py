@@ -61,6 +61,7 @@ def command(
     from nvfp4ctl.bench.settings import TimingSettings
     from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.toolchain import require_torch
+    from nvfp4ctl.runner.cpu_target import refuse_cuda_kernel_on_cpu
     from nvfp4ctl.runner.gpu import gpu_present, run_device
     from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_target,
                                          task_label_and_reason)
@@ -82,6 +83,7 @@ def command(
     refuse_broken_target(target)
     device = run_device()
     require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
+    refuse_cuda_kernel_on_cpu(target, device, "bench")
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
     refuse_unloadable(target)

@@ -48,6 +48,7 @@ def command(
     from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
+    from nvfp4ctl.runner.cpu_target import refuse_cuda_kernel_on_cpu
     from nvfp4ctl.runner.load_limit import load_limit
     from nvfp4ctl.runner.targets import refuse_broken_target, refuse_unloadable, resolve_target, task_for_target
     from nvfp4ctl.task import TEST_TIMEOUT, run_limit
@@ -69,6 +70,7 @@ def command(
     refuse_broken_target(target)
     device = run_device()
     require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
+    refuse_cuda_kernel_on_cpu(target, device, "check")
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
     refuse_unloadable(target)

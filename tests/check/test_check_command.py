@@ -299,10 +299,14 @@ def _no_cuda_line() -> str:
     return NO_CUDA_TORCH if torch.version.cuda is None else NVCC_MISSING
 
 
-def test_a_load_inline_that_finds_no_cuda_is_one_line_as_for_a_kernel(fake_task):
+def test_a_load_inline_that_finds_no_cuda_is_one_line_as_for_a_kernel(fake_task, monkeypatch):
     """torch's "CUDA_HOME environment variable is not set" at the submission's load_inline is this
     machine's setup (a CPU-only torch, no toolkit), as --kernel's refusal says: one line, exit 2."""
+    from nvfp4ctl.build import toolchain
+
     fake_task()
+    # the parent reads a CPU-only torch, so that a CUDA one's refusal of a CUDA kernel on the CPU does not come first
+    monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cpu", None))
     result = check("--submission", str(TARGETS / "load_inline_without_cuda_home.py"))
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines()[-1] == (
