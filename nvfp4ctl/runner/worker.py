@@ -31,6 +31,7 @@ from typing import Any
 from nvfp4ctl.bounded_text import SHOWN_TAIL, TailLimits, clipped_tail
 from nvfp4ctl.errors import KernelCrash, KernelTimeout, ToolTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
+from nvfp4ctl.runner.child_env import submission_build_env
 from nvfp4ctl.runner.leftovers import CHILD_TAG, kill_tagged, new_tag
 from nvfp4ctl.runner.load_limit import HOW_TO_CHANGE, load_limit
 from nvfp4ctl.runner.raised import crash_trace
@@ -143,6 +144,7 @@ class Worker:
         self.preload = preload  # modules the jobs need, imported under the load timeout, not a job's
         self.on_output = on_output  # receives each line the child prints (for -v)
         self.env = dict(env or {})  # set in the child before it imports anything (CUDA_VISIBLE_DEVICES per GPU)
+        self._build_env: dict[str, str] | None = None  # the toolkit and extensions folder a submission builds with
         self.on_loaded = on_loaded  # called once a child has loaded the target (a build may take minutes)
         self.on_progress = on_progress  # receives each progress report of the job under way
         self.tail_limits = tail_limits  # how much of its log a crash or timeout carries (-v: more)
@@ -242,9 +244,11 @@ class Worker:
         log_path.touch()
         parent_conn, child_conn = self._context.Pipe(duplex=True)
         tag = new_tag()
+        if self._build_env is None:  # once: a child started again after a crash builds with the same
+            self._build_env = submission_build_env(self.target)
         process = self._context.Process(
             target=child_main,
-            args=(child_conn, self.target, self.device, str(log_path), self.env | {CHILD_TAG: tag}),
+            args=(child_conn, self.target, self.device, str(log_path), self._build_env | self.env | {CHILD_TAG: tag}),
             name=f"nvfp4ctl-child-{self.children_started}",
             daemon=True,
         )
