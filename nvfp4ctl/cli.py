@@ -27,7 +27,8 @@ from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_position
                               typed_options, typed_values)
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
-                                  file_argument_hint, invocation, json_option_hint, shell_word, without_option)
+                                  file_argument_hint, invocation, json_option_hint, note_typed_line, shell_word,
+                                  without_option)
 from nvfp4ctl.words import and_listed
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
@@ -411,6 +412,7 @@ class _LoggedGroup(TyperGroup):
         line = ctx.meta.get(_LINE_KEY, ())
         ctx.meta[_GLOBAL_OPTIONS_KEY] = tuple(_global_options_in(line[:max(len(line) - len(args), 0)],
                                                                  option_arities(self.get_params(ctx))))
+        note_typed_line(ctx.command_path, ctx.meta[_GLOBAL_OPTIONS_KEY], args[1:])
         if resolved[1] is not None:  # a bad value's message names the option as typed
             ctx.meta[TYPED_OPTIONS_KEY] = typed_options(args[1:], option_arities(resolved[1].params))
         return resolved

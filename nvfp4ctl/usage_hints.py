@@ -76,6 +76,31 @@ def invocation(program: str, global_options: Sequence[str], command: str) -> str
     return " ".join(filter(None, [program, _spelled(global_options), command]))
 
 
+@dataclass(frozen=True)
+class _TypedLine:
+    program: str
+    global_options: tuple[str, ...]
+    arguments: tuple[str, ...]
+
+
+_typed_line: list[_TypedLine] = []  # the command line being run, as the parser read it (one at a time)
+
+
+def note_typed_line(program: str, global_options: Sequence[str], arguments: Sequence[str]) -> None:
+    """Keep the command line click resolved (the program's name, its options before the command's name, the
+    command's arguments after it), for typed_command_line."""
+    _typed_line[:] = [_TypedLine(program, tuple(global_options), tuple(arguments))]
+
+
+def typed_command_line(command: str, program: str = "nvfp4ctl") -> str:
+    """The command line that runs, as typed and spelled for the shell (`nvfp4ctl -q check --only 3`), so that a
+    fix put in front of it (a setting) runs what was asked; `program command` where none was noted."""
+    if not _typed_line:
+        return f"{program} {command}"
+    typed = _typed_line[0]
+    return " ".join(filter(None, [invocation(typed.program, typed.global_options, command), _spelled(typed.arguments)]))
+
+
 def _kernel_in(folder: Path) -> str:
     """The one .cu directly in `folder`, else a placeholder for it."""
     sources = sorted(folder.glob("*.cu"))

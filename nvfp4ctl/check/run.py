@@ -20,9 +20,13 @@ PASS, FAIL, CRASH, TIMEOUT, NOT_RUN = "pass", "FAIL", "crash", "timeout", "not r
 CRASHES = (CRASH, RAISED)
 # a test whose shape the target refused (UNSUPPORTED, "unsupported"): the target does not pass it, exit 1 as a FAIL
 FAILURES = (FAIL, UNSUPPORTED)
-# the way out names what the CPU can do, so that a plain-torch submission is not sent to look for a GPU host
-NO_GPU = ("no CUDA GPU found: nvfp4ctl check runs kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl check runs a torch"
-          " submission on the CPU instead (a kernel needs a GPU)")
+
+
+def no_gpu(command_line: str = "nvfp4ctl check") -> str:
+    """The way out names what the CPU can do, so that a plain-torch submission is not sent to look for a GPU host:
+    `command_line`, the user's own as typed (its --only, its --submission), under NVFP4CTL_DEVICE=cpu."""
+    return (f"no CUDA GPU found: nvfp4ctl check runs kernels on a GPU; NVFP4CTL_DEVICE=cpu {command_line} runs a torch"
+            " submission on the CPU instead (a kernel needs a GPU)")
 
 
 @dataclass(frozen=True)
@@ -163,11 +167,13 @@ def run_check(
     on_progress: Callable[[Any], None] | None = None,
     on_loaded: Callable[[], None] | None = None,
     tail_limits: TailLimits = SHOWN_TAIL,
+    no_gpu_line: str | None = None,
 ) -> CheckReport:
     """Run every item in one child (a fresh one after a crash); stop at the first timeout. `on_start` hears
     each item as it starts and whether the target loads first (in a fresh child, after a crash), `on_loaded`
     each time a child has loaded it, `on_progress` each phase of the test under way as it begins (a
-    CheckProgress); `tail_limits` how much of the child's log a crash or timeout shows (-v: more)."""
+    CheckProgress); `tail_limits` how much of the child's log a crash or timeout shows (-v: more); `no_gpu_line`
+    what a child that finds no GPU says (default: no_gpu's)."""
     report = CheckReport()
     preload = (CHECK_JOB.partition(":")[0],)  # torch and the job module, imported under the load timeout
     with Worker(target, settings.timeout_s, settings.device, preload=preload, on_output=on_output,
@@ -184,7 +190,7 @@ def run_check(
         except JobError as error:  # e.g. an unknown problem name
             raise UsageError(f"cannot start the check: {error.text}") from None
         if settings.device == "cuda" and report.gpu is None:
-            raise UsageError(NO_GPU)
+            raise UsageError(no_gpu_line or no_gpu())
         for position, item in enumerate(items):
             if on_start:
                 on_start(item, worker.loads_first)

@@ -16,6 +16,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM, refuse_gemm_only
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
+from nvfp4ctl.usage_hints import typed_command_line
 from nvfp4ctl.words import plural, seconds_text
 from nvfp4ctl.workspace import note_problem
 
@@ -47,7 +48,7 @@ def command(
     from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.check import plan
-    from nvfp4ctl.check.run import NO_GPU, CheckSettings
+    from nvfp4ctl.check.run import CheckSettings, no_gpu
     from nvfp4ctl.runner.cpu_target import refuse_cuda_kernel_on_cpu
     from nvfp4ctl.runner.load_limit import load_limit
     from nvfp4ctl.runner.targets import refuse_broken_target, refuse_unloadable, resolve_target, task_for_target
@@ -71,8 +72,9 @@ def command(
     device = run_device()
     require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
     refuse_cuda_kernel_on_cpu(target, device, "check")
+    no_gpu_line = no_gpu(typed_command_line("check"))
     if device == "cuda" and not gpu_present():
-        raise UsageError(NO_GPU)
+        raise UsageError(no_gpu_line)
     refuse_unloadable(target)
     gpu = first_gpu() if device == "cuda" else None
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
@@ -83,7 +85,7 @@ def command(
                  style="dim")
     _warn_of_the_word(console, target)
     dumped: list[str] = []
-    report = _run_with_progress(console, items, target, settings, dumped.append if dump else None)
+    report = _run_with_progress(console, items, target, settings, dumped.append if dump else None, no_gpu_line)
     _show(console, report)
     summary, exit_code = report.summary, report.exit_code
     if dump and items:  # the one hook of --dump: the child's output lines, after the run
@@ -127,7 +129,7 @@ def _config_line(target: str, task: Any, items: list[CheckItem], limits: str, de
 
 
 def _run_with_progress(console: Console, items: list[CheckItem], target: TargetSpec, settings: CheckSettings,
-                       collect: Any = None) -> CheckReport:
+                       collect: Any = None, no_gpu_line: str | None = None) -> CheckReport:
     from nvfp4ctl.bounded_text import SHOWN_TAIL, VERBOSE_TAIL, clipped_line
     from nvfp4ctl.check.run import run_check
     from nvfp4ctl.progress_lines import progress_lines
@@ -147,6 +149,7 @@ def _run_with_progress(console: Console, items: list[CheckItem], target: TargetS
             on_progress=steps.news,
             on_loaded=steps.loaded,
             tail_limits=VERBOSE_TAIL if verbose else SHOWN_TAIL,
+            no_gpu_line=no_gpu_line,
         )
 
 

@@ -511,6 +511,23 @@ def test_no_gpu_is_one_line_and_exit_2(monkeypatch):
                                                " CPU instead (a kernel needs a GPU)")
 
 
+def test_no_gpu_suggests_the_users_own_command_line_on_the_cpu(monkeypatch, tmp_path):
+    """`check --only 3` was told to run `NVFP4CTL_DEVICE=cpu nvfp4ctl check`, which drops --only 3 (and any
+    --submission): the line typed stays whole, shell-quoted, with the setting in front."""
+    from nvfp4ctl.commands import check as check_command
+
+    monkeypatch.delenv("NVFP4CTL_DEVICE", raising=False)
+    monkeypatch.setattr(check_command, "first_gpu", lambda: None)
+    monkeypatch.setattr(check_command, "gpu_present", lambda: False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my sub.py").write_text("def custom_kernel(data):\n    return data[-1]\n")
+    result = CliRunner().invoke(app, ["-q", "check", "--only", "1", "--submission", "my sub.py"], env={"COLUMNS": "400"})
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == ("error: no CUDA GPU found: nvfp4ctl check runs kernels on a GPU;"
+                                     " NVFP4CTL_DEVICE=cpu nvfp4ctl -q check --only 1 --submission 'my sub.py' runs a"
+                                     " torch submission on the CPU instead (a kernel needs a GPU)")
+
+
 @pytest.mark.parametrize("device, has_gpu", [("cuda", True), ("cuda", False), ("cpu", False)],
                          ids=["a-card", "no-card", "cpu"])
 def test_without_torch_check_says_so_before_any_child(tmp_path, monkeypatch, device, has_gpu):
