@@ -2,14 +2,19 @@
 
 Template instantiation chains ("detected during instantiation of ...", "required from here"),
 notes, warnings and ninja's command lines are dropped; the outermost instantiation point in the
-user's own file is kept as one `(instantiated from file:line)` hint. `-v` shows the full log.
+user's own file is kept as one `(instantiated from file:line)` hint. The notes of an error in a file nvcc
+made and removed are kept where they name real files: they alone say which lines to change. `-v` shows
+the full log.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from pathlib import Path
+
+from nvfp4ctl.build.nvcc_temporary import NOTES_SHOWN, Note, is_temporary, real_notes, temporary_name
 
 _EDG = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?:catastrophic )?error(?: #[\w-]+)?: (?P<msg>.*)$")
 _GCC = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$")
@@ -49,27 +54,61 @@ def count_errors(log: str) -> int:
 
 def first_error(log: str, user_files: tuple[Path, ...] = ()) -> str | None:
     """The first error with its file:line, the source line and caret when the compiler printed
-    them, and where the user's code instantiated it; None when no error line is recognizable."""
+    them, and where the user's code instantiated it; None when no error line is recognizable.
+    An error in a real file comes before one in a file nvcc made and removed (its stub)."""
     lines = log.splitlines()
-    for index, line in enumerate(lines):
-        match = _match(line)
-        if match is None:
-            continue
-        groups = match.groupdict()
-        where = f"{display_path(groups['file'])}:{groups['line']}: " if groups.get("file") else ""
-        if match.re is _PTXAS and groups.get("file") and groups["file"].endswith(".ptx"):
-            where = _ptx_place(groups["file"], groups["line"], groups["msg"], user_files)
-        shown = [f"{where}{groups['msg'].strip()}"]
-        shown.extend(_context(lines[index + 1 :]))
-        if match.re is _PTXAS and (hint := _arch_specific_hint(groups["msg"])):
-            shown.append(hint)
-        if hint := _instantiation_hint(lines[index + 1 :], groups.get("file"), user_files):
-            shown.append(hint)
-        more = count_errors(log) - 1
-        if more > 0:
-            shown.append(f"({more} more error{'s' if more > 1 else ''}; -v shows the full compiler output)")
-        return "\n".join(shown)
-    return None
+    errors = [(index, match) for index, line in enumerate(lines) if (match := _match(line))]
+    if not errors:
+        return None
+    index, match = errors[0]
+    if is_temporary(match.groupdict().get("file")):
+        index, match = next(((index, match) for index, match in errors if _in_a_real_file(match)), errors[0])
+    groups = match.groupdict()
+    following = lines[index + 1 :]
+    where = f"{display_path(groups['file'])}:{groups['line']}: " if groups.get("file") else ""
+    message = groups["msg"].strip()
+    notes: list[Note] = []
+    if match.re is _PTXAS and groups.get("file") and groups["file"].endswith(".ptx"):
+        where = _ptx_place(groups["file"], groups["line"], groups["msg"], user_files)
+    elif match.re is _GCC and is_temporary(groups["file"]):
+        notes = real_notes(_until_next_error(following))
+        where, message = _temporary_place(groups["file"], groups["line"], message, notes, user_files)
+    shown = [f"{where}{message}"]
+    shown.extend(_context(following))
+    shown.extend(f"  note: {display_path(note.file)}:{note.line}: {note.message}" for note in notes[:NOTES_SHOWN])
+    if len(notes) > NOTES_SHOWN:
+        shown.append(f"  ({len(notes) - NOTES_SHOWN} more notes)")
+    if match.re is _PTXAS and (hint := _arch_specific_hint(groups["msg"])):
+        shown.append(hint)
+    if hint := _instantiation_hint(following, groups.get("file"), user_files):
+        shown.append(hint)
+    more = count_errors(log) - 1
+    if more > 0:
+        shown.append(f"({more} more error{'s' if more > 1 else ''}; -v shows the full compiler output)")
+    return "\n".join(shown)
+
+
+def _in_a_real_file(match: re.Match[str]) -> bool:
+    file = match.groupdict().get("file")
+    return bool(file) and not is_temporary(file)
+
+
+def _until_next_error(following: list[str]) -> list[str]:
+    return list(itertools.takewhile(lambda line: _match(line) is None, following))
+
+
+def _temporary_place(file: str, line: str, message: str, notes: list[Note],
+                     user_files: tuple[Path, ...]) -> tuple[str, str]:
+    """An error in a file nvcc made (gcc's in the kernel's stub) is placed at the line its notes name in the
+    user's own file, else in any real file, the file nvcc made named after the message; with no such note,
+    at that file by what it was made from (`nvcc's temporary k.cudafe1.stub.c:1`), its tmpxft_ name meaning
+    nothing to the user and the file gone."""
+    made = f"nvcc's temporary {temporary_name(file)}"
+    user_names = {path.name for path in user_files}
+    lead = next((note for note in notes if Path(note.file).name in user_names), notes[0] if notes else None)
+    if lead is None:
+        return f"{made}:{line}: ", message
+    return f"{display_path(lead.file)}:{lead.line}: ", f"{message} (the host compiler's error at line {line} of {made})"
 
 
 def _ptx_place(ptx: str, line: str, message: str, user_files: tuple[Path, ...]) -> str:
