@@ -20,7 +20,7 @@ from nvfp4ctl.kernel_cells import byte_size, cache_cell, spills_text, time_cell
 from nvfp4ctl.options import Choice, choice, path
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import note_problem, note_target_digest, user_folder, users_kernels_dir
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import first_few, plural
 
 if TYPE_CHECKING:  # the build machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.build import BuildReport
@@ -125,6 +125,8 @@ def command(
     if problem is not None:  # before the compiles: an interrupted build logs it too
         note_problem(problem)
     announce(kernel_problems)
+    if not chosen.sources and (loose := _loose_note()) is not None:
+        console.info(f"note: {loose}")
     rows: list[list[object]] = []
     built: list[BuildReport] = []
     failures: dict[str, str] = {}  # kernel file -> its first problem
@@ -311,6 +313,21 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
                   f" ({kernels} itself holds {plural(len(loose), 'kernel')}: name them)" if loose else "")
         raise UsageError(f"no kernels to build in {where}{itself}; pass a SOURCE")
     return plan
+
+
+def _loose_note() -> str | None:
+    """A bare build builds kernels/sm90/ and kernels/sm100/: the .cu files in kernels/ itself, which lint
+    checks, are named with how to build one, not passed over without a word."""
+    from nvfp4ctl.build.compiler_errors import display_path
+    from nvfp4ctl.build.sources import loose_kernels
+
+    kernels = users_kernels_dir()
+    loose = loose_kernels(kernels) if kernels is not None else []
+    if not loose:
+        return None
+    names = [display_path(path) for path in loose]
+    return (f"not built: {first_few(names, 5).replace('; ', ', ')} ({plural(len(loose), 'kernel')} in"
+            f" {display_path(kernels)}/ itself, outside sm90/ and sm100/); build one with `nvfp4ctl build {names[0]}`")
 
 
 def _row(report: BuildReport, seconds: float) -> list[object]:
