@@ -211,10 +211,11 @@ def build_variant(name: str) -> str:
     shipped machine code) plus the variant's defines, as a ctypes library."""
     from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
 
-    from nvfp4ctl.build import flags, toolchain
+    from nvfp4ctl.build import flags, toolchain, torch_nvcc
 
     LIB_DIR.mkdir(exist_ok=True)
-    cmd = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *flags.cuda_flags("sm_90a"), "-include", str(EXPERIMENTS), *variant_defines(name),
+    cuda_flags = flags.cuda_flags("sm_90a")  # then the standard torch appends to them, as in the build
+    cmd = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *cuda_flags, *torch_nvcc.appended_standard(cuda_flags, cuda_flags[0]), "-include", str(EXPERIMENTS), *variant_defines(name),
            f"-I{REPO / 'kernels' / 'common'}", "-Xptxas", "-v", "-shared", "-Xcompiler", "-fPIC",
            "-o", str(LIB_DIR / f"{name}.so"), str(KERNEL), str(CAPI)]
     done = subprocess.run(cmd, capture_output=True, text=True)

@@ -27,7 +27,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from nvfp4ctl.build import flags, toolchain
+from nvfp4ctl.build import flags, toolchain, torch_nvcc
+from nvfp4ctl.build.arch_names import gencode_flag
 from nvfp4ctl.build.compiler_errors import first_error
 from nvfp4ctl.build.full_disk import raise_if_out_of_space
 from nvfp4ctl.build.sources import BuildInputs
@@ -215,14 +216,14 @@ def build_device_code(folder: Path, inputs: BuildInputs, arch: str, defines: tup
     from torch.utils import cpp_extension  # only here: importing torch costs seconds
 
     include = [f"-I{path}" for path in flags.include_dirs(inputs)]
+    extension_flags = [*flags.cuda_flags(arch), *flags.REPORT_FLAGS, *flags.define_flags(defines)]
     command = [
         str(toolchain.nvcc_path()),
         *cpp_extension.COMMON_NVCC_FLAGS,
         "--compiler-options",
         "-fPIC",
-        *flags.cuda_flags(arch),
-        *flags.REPORT_FLAGS,
-        *flags.define_flags(defines),
+        *extension_flags,
+        *torch_nvcc.appended_standard(extension_flags, gencode_flag(arch)),  # after them, as build_module's
         *include,
         "-c",
         str(inputs.kernel),

@@ -12,7 +12,17 @@ from nvfp4ctl.build.sources import BuildInputs
 # Flags that change the code. `-gencode` names the arch-specific target (sm_90a / sm_100a): the
 # `-arch=sm_90a` shorthand also runs a plain sm_90 pass that rejects wgmma/setmaxnreg.
 # torch's cpp_extension adds its own COMMON_NVCC_FLAGS on top.
-BASE_CUDA_FLAGS = ("-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo")
+# No -std: cpp_extension appends the standard its headers need where no flag starts with -std=, and that
+# changes between releases (torch 2.14's ATen.h refuses C++17: "#error C++20 or later compatible compiler is
+# required"). A -std here would replace it in every module build and every export's CUDA_FLAGS, whichever torch
+# compiles them (the leaderboard's too). nvfp4ctl's own nvcc runs add a standard themselves: the one torch
+# would append (compile.build_device_code), or OWN_STANDARD.
+BASE_CUDA_FLAGS = ("-O3", "--expt-relaxed-constexpr", "-lineinfo")
+
+# The standard of nvfp4ctl's nvcc runs that neither include a torch header nor import torch (tune's host check):
+# the one torch 2.13 and 2.14 append, so the kernel compiles there as in their modules. The shipped kernels
+# compile under C++17 and C++20 alike (nvcc 13.0, sm_90a and sm_100a, CUTLASS headers included).
+OWN_STANDARD = "-std=c++20"
 
 # The torch binding (.cpp) goes to the host compiler, which cpp_extension and load_inline call with no
 # optimisation level (-O0) unless told: pybind11's dispatch, torch's accessors and the checks then cost

@@ -227,6 +227,12 @@ def _standard_in_source(cpp_extension: Any) -> str:
     return found[-1] if found else DEFAULT_STANDARD
 
 
+def appended_standard(user_flags: Sequence[str], arch_flag: str) -> tuple[str, ...]:
+    """What torch appends after an extension's nvcc flags `user_flags`: its C++ standard (-std=c++20 with
+    torch 2.13 and 2.14), or nothing where one of them starts with -std= (imports torch: seconds, once)."""
+    return extension_flags("nvfp4ctl_standard", tuple(user_flags), arch_flag).trailing
+
+
 def torch_adds_arch(user_flags: Sequence[str]) -> bool:
     """Whether torch adds an arch flag of its own (_get_cuda_arch_flags): only where none of the
     extension's flags holds the letters "arch" (the one naming TORCH_EXTENSION_NAME aside), whatever

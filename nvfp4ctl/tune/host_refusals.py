@@ -117,7 +117,7 @@ def host_refusals(kernel: Path, arch: str, shapes: list[Shape]) -> HostRefusals:
         # the build's -I folders alone: the kernel's quoted includes are found beside it as in the build, and
         # an `#include <x.cuh>` beside it is found by neither (an -I of its folder found it here alone)
         command = [str(toolchain.nvcc_path()), f"-gencode=arch={compute},code={compute}",
-                   *flags.BASE_CUDA_FLAGS, *(f"-I{path}" for path in flags.include_dirs(inputs)),
+                   *flags.BASE_CUDA_FLAGS, flags.OWN_STANDARD, *(f"-I{path}" for path in flags.include_dirs(inputs)),
                    str(kernel), str(program), "-o", str(binary)]
         try:
             status, output = run_compiler(command, None, dict(os.environ), COMPILE_TIMEOUT_S)

@@ -57,6 +57,8 @@ def test_nothing_forbidden_and_the_source_is_embedded_once(exported: Path) -> No
     assert text.count(kernel_body.strip()) == 1
     strings = _strings(exported)
     assert strings["CUDA_FLAGS"] == flags.cuda_flags("sm_90a")
+    # torch appends the standard its headers need (C++20 from 2.14 on) only where no flag names one
+    assert not any(flag.startswith(("-std", "--std")) for flag in strings["CUDA_FLAGS"])  # type: ignore[union-attr]
     assert strings["CPP_FLAGS"] == list(flags.BINDING_CFLAGS) == ["-O1"]  # the binding is not built at -O0
     assert '#include "nvfp4_gemm_api.h"' not in strings["CUDA_SOURCE"]  # type: ignore[operator]
     assert "struct Nvfp4GemmArgs" in strings["CUDA_SOURCE"] and "struct Nvfp4GemmArgs" in strings["CPP_SOURCE"]  # type: ignore[operator]

@@ -245,7 +245,11 @@ def test_the_exported_submission_compiles_to_the_recorded_sass(tmp_path: Path) -
                if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()}
     source = tmp_path / "exported.cu"
     source.write_text(strings["CUDA_SOURCE"])
-    command = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *strings["CUDA_FLAGS"], "-c", str(source), "-o", str(tmp_path / "exported.o")]
+    from nvfp4ctl.build.torch_nvcc import appended_standard
+
+    cuda_flags = strings["CUDA_FLAGS"]  # then the standard load_inline's torch appends: CUDA_FLAGS name none
+    command = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *cuda_flags, *appended_standard(cuda_flags, cuda_flags[0]),
+               "-c", str(source), "-o", str(tmp_path / "exported.o")]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert sass_digest(dump_sass(tmp_path / "exported.o") or "") == record["sha256"]
