@@ -38,7 +38,7 @@ def test_a_users_exported_variables_change_nothing_in_a_test(tmp_path: Path) -> 
     users = {name: value for name, value in vars(Env).items() if name.isupper()}
     env = {key: value for key, value in os.environ.items() if key not in users.values()}
     env.pop("NVFP4CTL_TEST_CACHE", None)
-    env.update({Env.TASK: str(ROOT / "nvfp4ctl/problems/nvfp4_dual_gemm/task.yml"), Env.TIMEOUT: "7",
+    env.update({Env.TASK: str(ROOT / "nvfp4ctl/problems/nvfp4_dual_gemm/task.yml"), Env.TIMEOUT: "7", Env.LOAD_TIMEOUT: "5",
                 Env.CACHE: str(tmp_path / "users-cache"), Env.MEMORY: str(tmp_path / "MEMORY.md"),
                 Env.DEBUG: "1", Env.DEVICE: "cpu", Env.NO_COLOR: "1",
                 "TORCH_EXTENSIONS_DIR": str(tmp_path / "users-torch-extensions")})

@@ -67,7 +67,8 @@ def test_the_header_names_the_default_load_limit_and_a_bad_one_is_refused(tmp_pa
         assert "error: NVFP4CTL_LOAD_TIMEOUT=0: expected a finite number of seconds > 0" in bad.stdout + bad.stderr
     check = _nvfp4ctl(tmp_path, "check", "--submission", "good.py", "--shape", SHAPE, "--timeout", "8")
     assert "timeout 8 s (--timeout) · load limit 600 s (default)" in check.stdout, check.stdout
-    bench = _nvfp4ctl(tmp_path, "bench", "--submission", "good.py", "--shape", SHAPE, "--timeout", "900")
+    bench = _nvfp4ctl(tmp_path, "bench", "--submission", "good.py", "--shape", SHAPE, "--timeout", "900",
+                      "--max-repeats", "3", timeout_s=300)  # the header is the test, not the timing
     assert "timeout 900 s per shape (--timeout) · load limit 900 s (default)" in bench.stdout, bench.stdout
 
 
