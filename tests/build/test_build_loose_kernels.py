@@ -15,13 +15,19 @@ runner = CliRunner()
 NAIVE = Path(__file__).resolve().parents[2] / "kernels" / "naive"
 
 
-def test_a_bare_build_names_the_kernels_it_leaves_in_kernels_itself(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    kernels = tmp_path / "kernels"
+def _project_with_one_sm90_kernel(folder: Path) -> Path:
+    """folder/kernels with nvfp4ctl's common/ and one kernel in sm90/ (the naive GEMV, which builds quickly)."""
+    kernels = folder / "kernels"
     shutil.copytree(NAIVE.parent / "common", kernels / "common")
     (kernels / "sm90").mkdir()
     for name in ("nvfp4_gemv_naive.cu", "naive_decode.cuh"):
         shutil.copy(NAIVE / name, kernels / "sm90" / name)
+    return kernels
+
+
+def test_a_bare_build_names_the_kernels_it_leaves_in_kernels_itself(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    kernels = _project_with_one_sm90_kernel(tmp_path)
     (kernels / "b_loose.cu").write_text("__global__ void b() {}\n")
     (kernels / "a_loose.cu").write_text("__global__ void a() {}\n")
     monkeypatch.chdir(tmp_path)
@@ -37,11 +43,7 @@ def test_a_bare_build_names_the_kernels_it_leaves_in_kernels_itself(tmp_path: Pa
 
 def test_a_bare_build_with_nothing_in_kernels_itself_says_nothing_of_it(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    kernels = tmp_path / "kernels"
-    shutil.copytree(NAIVE.parent / "common", kernels / "common")
-    (kernels / "sm90").mkdir()
-    for name in ("nvfp4_gemv_naive.cu", "naive_decode.cuh"):
-        shutil.copy(NAIVE / name, kernels / "sm90" / name)
+    kernels = _project_with_one_sm90_kernel(tmp_path)
     (kernels / "helper.cuh").write_text("#pragma once\n")
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["build"])

@@ -12,9 +12,8 @@ from typer.testing import CliRunner
 from nvfp4ctl.build.report import TensorOpCheck, narrower_note, tensor_op_problem
 from nvfp4ctl.cli import app
 
-FIXTURES = Path(__file__).parent / "fixtures"
-MMA_SYNC_PROBE = FIXTURES / "mma_sync_probe.cu"  # declares sm_90a, one mma.sync.m16n8k16 -> HMMA.16816.F32
-HGMMA_PROBE = FIXTURES / "hgmma_probe.cu"
+from kernel_probes import mma_sync_probe, wgmma_kernel
+
 runner = CliRunner()
 
 
@@ -25,8 +24,9 @@ def _build(kernel: Path, arch: str, monkeypatch: pytest.MonkeyPatch) -> tuple[in
 
 
 @pytest.mark.parametrize("arch, widest", [("sm_90a", "HGMMA (wgmma)"), ("sm_100a", "UTCOMMA.4X (tcgen05.mma)")])
-def test_an_mma_sync_kernel_builds_with_a_note(monkeypatch: pytest.MonkeyPatch, arch: str, widest: str) -> None:
-    code, said = _build(MMA_SYNC_PROBE, arch, monkeypatch)
+def test_an_mma_sync_kernel_builds_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arch: str,
+                                               widest: str) -> None:
+    code, said = _build(mma_sync_probe(tmp_path), arch, monkeypatch)
     assert code == 0, said
     assert "│ HMMA.16816.F32 │" in said  # the tensor-op column shows it
     assert (f"note: mma_sync_probe.cu ({arch}): its tensor-core op is HMMA.16816.F32 (mma.sync), not {arch}'s widest"
@@ -38,9 +38,9 @@ def test_an_mma_sync_side_path_of_a_wgmma_kernel_built_for_sm100a_still_fails(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The wgmma behind `#if __CUDA_ARCH__ == 900` is compiled out for sm_100a: the HMMA left is not the kernel."""
     kernel = tmp_path / "side_path.cu"
-    wgmma = HGMMA_PROBE.read_text()
-    kernel.write_text(MMA_SYNC_PROBE.read_text().replace("// nvfp4ctl: arch=sm_90a\n", "")  # no arch of its own
-                      + "#include <cstdint>\n" + wgmma[wgmma.index("// One m64n8k16"):wgmma.index("const char*")])
+    wgmma, start, end = wgmma_kernel()
+    kernel.write_text(mma_sync_probe(tmp_path).read_text().replace("// nvfp4ctl: arch=sm_90a\n", "")  # no arch
+                      + wgmma[start:end])
     code, said = _build(kernel, "sm_100a", monkeypatch)
     assert code == 1, said
     assert ("no UTCOMMA.4X in the sm_100a SASS (found: HMMA.16816.F32): its wgmma / SM90 code is sm_90a's, which"

@@ -37,3 +37,15 @@ def fake_task(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeTask]:
         return task
 
     return install
+
+
+@pytest.fixture
+def empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder with no task.yml here or above, no task named in the environment, checks on CPU."""
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder

@@ -17,17 +17,7 @@ from nvfp4ctl.problems import get_problem
 from nvfp4ctl.project import kernels_dir
 from nvfp4ctl.workspace import memory_path
 
-
-@pytest.fixture
-def empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder with no task.yml here or above, no task named in the environment, checks on CPU."""
-    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
-    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
-    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
-    folder = tmp_path / "empty"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
+from chosen_task import WAYS, choose_task
 
 
 @pytest.fixture
@@ -103,21 +93,14 @@ def test_a_submission_py_found_here_is_refused_too(empty: Path) -> None:
 
 
 @pytest.mark.usefixtures("no_child")
-@pytest.mark.parametrize("how", ["--task", "$NVFP4CTL_TASK", "task.yml here"])
+@pytest.mark.parametrize("how", WAYS)
 def test_a_task_of_another_problem_that_the_user_chose_is_named_in_the_refusal(
         empty: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     """On a GEMM task.yml of the user's it crashed in every test as well; the refusal names that task."""
     (empty / "sub.py").write_text(_own("nvfp4_group_gemm"))
     gemm_task = empty.parent / "gemm.yml"
     gemm_task.write_text(get_problem("nvfp4_gemm").task_file.read_text())
-    args = ["check", "--submission", "sub.py"]
-    if how == "--task":
-        args += ["--task", str(gemm_task)]
-    elif how == "$NVFP4CTL_TASK":
-        monkeypatch.setenv("NVFP4CTL_TASK", str(gemm_task))
-    else:
-        (empty / "task.yml").write_text(gemm_task.read_text())
-    result, said = _run(*args)
+    result, said = _run("check", "--submission", "sub.py", *choose_task(how, gemm_task, empty, monkeypatch))
     assert result.exit_code == 2, said
     named = "task.yml" if how == "task.yml here" else str(gemm_task)
     assert said.startswith("error: --submission sub.py looks like an nvfp4_group_gemm submission"), said

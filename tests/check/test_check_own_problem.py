@@ -19,19 +19,9 @@ from nvfp4ctl.project import kernels_dir
 from nvfp4ctl.runner.targets import STAND_IN
 from nvfp4ctl.workspace import memory_path
 
+from chosen_task import WAYS, choose_task
+
 DUAL_TEST_2 = "m=256 n=512 k=256"  # the dual GEMM's smallest test (task.yml's 2nd)
-
-
-@pytest.fixture
-def empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder with no task.yml here or above, no task named in the environment, checks on CPU."""
-    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
-    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
-    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
-    folder = tmp_path / "empty"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
 
 
 def _starter(problem: str) -> str:
@@ -94,7 +84,7 @@ def test_a_plain_submission_stays_on_the_gemm_and_says_it_stands_in(empty: Path)
     assert f"task.yml (shipped with nvfp4ctl) ({STAND_IN}) (1 of" in said, said
 
 
-@pytest.mark.parametrize("how", ["--task", "$NVFP4CTL_TASK", "task.yml here"])
+@pytest.mark.parametrize("how", WAYS)
 def test_a_task_chosen_on_purpose_or_the_users_own_is_never_swapped(empty: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    how: str) -> None:
     """The exported dual GEMM on a GEMM task the user chose: no shipped task takes its place; the file, whose
@@ -102,13 +92,7 @@ def test_a_task_chosen_on_purpose_or_the_users_own_is_never_swapped(empty: Path,
     dual = _exported_dual(empty.parent / "x" / "dual.py")
     gemm_task = get_problem("nvfp4_gemm").task_file
     args = ["check", "--submission", str(dual), "--only", "1", "--no-probe"]
-    if how == "--task":
-        args += ["--task", str(gemm_task)]
-    elif how == "$NVFP4CTL_TASK":
-        monkeypatch.setenv("NVFP4CTL_TASK", str(gemm_task))
-    else:
-        (empty / "task.yml").write_text(gemm_task.read_text())
-    result, said = _run(*args)
+    result, said = _run(*args, *choose_task(how, gemm_task, empty, monkeypatch))
     assert result.exit_code == 2, said
     assert (f"error: --submission {dual} is an nvfp4_dual_gemm submission (its nvfp4ctl export header), but"
             in said and "is for nvfp4_gemm: pass --task with an nvfp4_dual_gemm task.yml; nothing was run" in said), said

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
 
+from kernel_probes import mma_sync_probe
+
 BUILD_FIXTURES = Path(__file__).parents[1] / "build" / "fixtures"
-MMA_SYNC_PROBE = BUILD_FIXTURES / "mma_sync_probe.cu"  # `arch=sm_90a`, one mma.sync: runs on sm_100a too
 HGMMA_PROBE = BUILD_FIXTURES / "hgmma_probe.cu"  # `arch=sm_90a`, one wgmma behind `#if __CUDA_ARCH__ == 900`
 runner = CliRunner()
 
@@ -29,7 +30,8 @@ def _export(kernel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tu
 
 def test_an_mma_sync_kernel_marked_sm90a_is_exported_for_sm100a_with_a_warning(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code, said, written = _export(MMA_SYNC_PROBE, tmp_path, monkeypatch)
+    # `arch=sm_90a`, one mma.sync: runs on sm_100a too
+    code, said, written = _export(mma_sync_probe(tmp_path / "probe"), tmp_path, monkeypatch)
     assert code == 0, said
     assert ("warning: mma_sync_probe.cu is marked as an sm_90a kernel (its `// nvfp4ctl: arch=sm_90a` line) but holds"
             " no wgmma / SM90 instructions: exported for --arch sm_100a as it is (`nvfp4ctl build --arch sm_100a"
