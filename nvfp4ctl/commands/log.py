@@ -54,12 +54,10 @@ def command(
     if (blocker := runlog.file_in_the_way(memory)) is not None:  # not "no runs logged yet": none ever can be
         raise UsageError(f"{memory} cannot hold a run log: {blocker} is not a folder")
     if (missing := runlog.missing_folder(memory)) is not None:  # as a log never written: none is there to read
-        setting = f" ({Env.MEMORY})" if env_str(Env.MEMORY) else ""
-        get_console().info(f"no run log at {memory}{setting}: there is no folder {missing}", result=True)
+        get_console().info(f"no run log at {memory}{_memory_setting()}: there is no folder {missing}", result=True)
         return Outcome(result="empty")
     if (why := runlog.unreadable_kind(memory)) is not None:  # not "no runs logged yet": none can be read from it
-        setting = f" ({Env.MEMORY})" if env_str(Env.MEMORY) else ""
-        raise UsageError(f"cannot read the run log {memory}{setting}: {why}")
+        raise UsageError(f"cannot read the run log {memory}{_memory_setting()}: {why}")
     try:
         log = runlog.read_log(memory)  # once: the runs and the note of those below the log are read from it
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
@@ -112,11 +110,21 @@ def _picked(log: RunLogBytes, last: int, targets: list[Path], runs: bool, memory
     if (logged := trends.logged_targets(whole.entries, root, log_folder)):
         for target, had_it in zip(targets, had):
             if not any(had_it):  # a typo, or a file never run: as --trend says it, not an empty listing
-                raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
+                raise _never_logged(target, logged)
     had_it = [any(column) for column in zip(*had)] if targets else [True] * len(whole.entries)
     kept = [had and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))
             for entry, had in zip(whole.entries, had_it)]
     return picked_by_time(whole, kept, last)
+
+
+def _memory_setting() -> str:
+    """" (NVFP4CTL_MEMORY)" where that variable chose the run log's path, so a message names what to change."""
+    return f" ({Env.MEMORY})" if env_str(Env.MEMORY) else ""
+
+
+def _never_logged(target: Path, logged: list[str]) -> UsageError:
+    """A --target no logged run had (a typo, or a file never run), the listing's and the trend's alike."""
+    return UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
 
 
 def _runs_of(targets: list[Path], runs: bool, count: int = 2) -> str:
@@ -245,7 +253,7 @@ def _trends_of(entries: list, last: int, targets: list[Path], root: Path, log_pr
         of_target = trends.collect(entries, root, target, last, log_project, log_folder)
         if not of_target and logged and not trends.is_logged(entries, root, target, log_project, log_folder):
             # a typo, or a file never run: the same as an unknown --shape, not "run bench" for a file that may not exist
-            raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
+            raise _never_logged(target, logged)
         if not of_target:
             unbenched.append(target)
         for trend in of_target:
