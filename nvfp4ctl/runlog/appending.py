@@ -30,8 +30,8 @@ from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _stric
                                    device_or_fifo_mode, file_in_the_way, is_null_device)
 from nvfp4ctl.runlog.fences import with_an_open_fence_closed
 from nvfp4ctl.runlog.placing import ChangedWhileWritten, append_in_place, read_whole, still_the_file_read
-from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, PREAMBLE, _after_the_first_heading, _joins_an_html_block,
-                                     _log_end, _LogEnd, _text_follows)
+from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, PREAMBLE, _joins_an_html_block, _log_section, _LogEnd,
+                                     _text_follows)
 from nvfp4ctl.words import seconds_text
 
 LOCK_TIMEOUT_S = 30.0
@@ -290,9 +290,10 @@ def _put_in(entry: RunEntry, memory: Path) -> None:
 
 
 def _log_end_of(existing: bytes) -> _LogEnd | None:
-    """Where the run log's section of `existing` ends (_log_end); None where it has no run log's heading."""
-    start = _after_the_first_heading(existing)
-    return _log_end(existing, start) if start is not None else None
+    """Where the run log's section of `existing` ends, as the readers find it (_log_section); None where it has no
+    run log's heading."""
+    section = _log_section(existing)
+    return section.end if section is not None else None
 
 
 def _line_break_of(existing: bytes) -> str:
