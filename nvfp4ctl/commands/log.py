@@ -107,10 +107,10 @@ def _picked(log: RunLogBytes, last: int, targets: list[Path], runs: bool, memory
     root, log_project, log_folder = _reading_root(), _log_project(memory), log_folder_of(memory)
     had = [[trends.had_target(entry, root, target, log_project, log_folder) for entry in whole.entries]
            for target in targets]  # once per line and target: the check below and the filter both read it
-    if (logged := trends.logged_targets(whole.entries, root, log_folder)):
-        for target, had_it in zip(targets, had):
-            if not any(had_it):  # a typo, or a file never run: as --trend says it, not an empty listing
-                raise _never_logged(target, logged)
+    unmatched = [target for target, had_it in zip(targets, had) if not any(had_it)]
+    if unmatched and (logged := trends.logged_targets(whole.entries, root, log_folder)):
+        # a typo, or a file never run: as --trend says it, not an empty listing
+        raise _never_logged(unmatched[0], logged)
     had_it = [any(column) for column in zip(*had)] if targets else [True] * len(whole.entries)
     kept = [had and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))
             for entry, had in zip(whole.entries, had_it)]
@@ -246,15 +246,15 @@ def _trends_of(entries: list, last: int, targets: list[Path], root: Path, log_pr
 
     if not targets:
         return trends.collect(entries, root, None, last, log_project, log_folder), []
-    logged = trends.logged_targets(entries, root, log_folder)
     found: dict[tuple[str, str, str, str], Trend] = {}  # two spellings of one file: its trends once
     unbenched: list[Path] = []
     for target in targets:
         of_target = trends.collect(entries, root, target, last, log_project, log_folder)
-        if not of_target and logged and not trends.is_logged(entries, root, target, log_project, log_folder):
-            # a typo, or a file never run: the same as an unknown --shape, not "run bench" for a file that may not exist
-            raise _never_logged(target, logged)
         if not of_target:
+            logged = trends.logged_targets(entries, root, log_folder)  # a scan of every line: only where needed
+            if logged and not trends.is_logged(entries, root, target, log_project, log_folder):
+                # a typo, or a file never run: the same as an unknown --shape, not "run bench" for a file that may not exist
+                raise _never_logged(target, logged)
             unbenched.append(target)
         for trend in of_target:
             found.setdefault((trend.target, trend.gpu, trend.problem, trend.settings), trend)
