@@ -67,13 +67,16 @@ def refuse_other_arch(source: Path, arch: str | None) -> str | None:
     tcgen05 kernel exported for sm_90a traps on every call on an H100. Code without them (mma.sync, plain CUDA)
     compiles and runs on either: the warning to say that its mark names another arch, else None."""
     from nvfp4ctl.build.arch_names import TENSOR_INSTRUCTIONS
-    from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks, written_for
+    from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in, written_for
     from nvfp4ctl.build.tensor_code_use import kernel_other_arch_code
 
     own = written_for(source)
-    if arch is None or own is None or own[0] == arch or source_marks(source, NO_TENSOR_OP):
+    if arch is None or own is None or own[0] == arch:
         return None
-    holds = kernel_other_arch_code(source, arch)
+    code = source.read_text(errors="replace")  # one read for the mark and the code's instructions
+    if marks_in(code, NO_TENSOR_OP):
+        return None
+    holds = kernel_other_arch_code(source, arch, code)
     if holds is not None:
         raise UsageError(f"{source.name} is an {own[0]} kernel ({own[1]}), not one for --arch {arch}: its {holds[1]}"
                          f" would not run there; pass --arch {holds[0]} or a kernel written for {arch}; nothing was written")
