@@ -6,15 +6,15 @@ GEMM's and the GEMV's) or none, or the line waives NV006, it answers None: nothi
 
 from __future__ import annotations
 
-import ast
-import warnings
 from dataclasses import dataclass
 
 from nvfp4ctl.lint.python.constants import indexing_with
 from nvfp4ctl.lint.python.facts import using
 from nvfp4ctl.lint.python.index import ModuleIndex
+from nvfp4ctl.lint.python.parsing import PARSE_ERRORS, parsed_quietly
 from nvfp4ctl.lint.python.timed import every_call_unpackings
 from nvfp4ctl.lint.waivers import is_waived, line_waivers
+from nvfp4ctl.preamble import past_byte_order_mark
 
 RULE = "NV006"
 
@@ -29,13 +29,12 @@ class ForeignInput:
 def foreign_input(text: str, task_problem: str) -> ForeignInput | None:
     """The other problem `text`'s custom_kernel unpacks the input of, judged under `task_problem`'s tuple; None
     where the file does not parse (the run says why) or nothing says so for sure."""
+    code = past_byte_order_mark(text)  # which python skips
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences in users' strings are not ours to report
-            tree = ast.parse(text.removeprefix("\ufeff"))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parsed_quietly(code)
+    except PARSE_ERRORS:
         return None
-    lines = text.removeprefix("\ufeff").splitlines()
+    lines = code.splitlines()
     with using(task_problem), indexing_with(tree):
         found = every_call_unpackings(ModuleIndex(tree))
     for unpacking in found:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import codecs
 import sys
-import warnings
 
 from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.lint.cpp import rules as cpp_rules
@@ -16,6 +15,7 @@ from nvfp4ctl.lint.python.embedded import fragments
 from nvfp4ctl.lint.python.facts import using
 from nvfp4ctl.lint.python.findings import node_finding
 from nvfp4ctl.lint.python.index import ModuleIndex
+from nvfp4ctl.lint.python.parsing import PARSE_ERRORS, parsed_quietly
 from nvfp4ctl.lint.source import SourceFile
 from nvfp4ctl.submission_text import coding_line_problem
 from nvfp4ctl.lint.submission import CUSTOM_KERNEL, STAR_IMPORT, SUBMISSION_NAME
@@ -27,10 +27,8 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
     if refused is not None:
         return [refused]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences in users' strings are not ours to report
-            tree = ast.parse(source.text, filename=str(source.path))
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # the last two: too deeply nested for the parser
+        tree = parsed_quietly(source.text, filename=str(source.path))
+    except PARSE_ERRORS as error:
         line = getattr(error, "lineno", None) or 1
         col = max((getattr(error, "offset", None) or 1) - 1, 0)
         offset = source.line_starts[min(line, len(source.line_starts)) - 1] + col
