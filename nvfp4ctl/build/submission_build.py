@@ -340,10 +340,10 @@ def refuse_unknown_arch(sources: SubmissionSources, extension: Extension) -> Non
 def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, why: str) -> str | None:
     """The warning for an extension whose code needs an arch-specific target (tcgen05: sm_100a) that nothing in
     the file names: torch then compiles for the GPU it runs on (10.0+PTX on a B200: sm_100, where tcgen05 does not
-    assemble); code without such instructions, built with --arch sm_100a, gets none. The build keeps the arch the code needs, as the leaderboard's environment is not known
-    for certain; the note says what torch would do and the fix. Where a TORCH_CUDA_ARCH_LIST whose value
-    build cannot read is set before the call, the note says so: torch compiles for what it holds. None
-    where neither is so."""
+    assemble); code without such instructions, built with --arch sm_100a, gets none. The build keeps the arch
+    the code needs, as the leaderboard's environment is not known for certain; the note says what torch would
+    do and the fix. Where a TORCH_CUDA_ARCH_LIST whose value build cannot read is set before the call, the note
+    says so: torch compiles for what it holds. None where neither is so."""
     unread = sources.unread_arch_list(extension)
     if unread is not None:
         return (f"line {unread.line} ({unread.written}) sets, or may set, TORCH_CUDA_ARCH_LIST to a value build cannot"
