@@ -133,7 +133,8 @@ def _arch_text(arches: tuple[str, ...]) -> str:
 
 def _refuse_missing_files(sources: SubmissionSources, extension: Extension) -> None:
     """A load() source that is not there, named before the arch is looked for in the code: the arch
-    question ("cannot tell the arch ... pass --arch") came first, and passing --arch only led to this."""
+    question (a TORCH_CUDA_ARCH_LIST build cannot read: "... pass --arch") came first, and passing --arch only
+    led to this."""
     for path in extension.device_files:
         if not path.is_file():
             raise UsageError(f"{display_path(sources.path)}:{extension.line}: load() source {display_path(path)} does not exist")
@@ -245,7 +246,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                                                  unit_headers)
     from nvfp4ctl.build.temporary_folder import require_places_a_compile_writes
 
-    for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
+    for extension in sources.extensions:  # before the arch: without the code, an arch question ("pass --arch") misleads
         refuse_unreadable(sources, extension)
         refuse_unsplittable(sources, extension)
         refuse_strs_for_lists(sources, extension)
