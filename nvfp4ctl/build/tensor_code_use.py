@@ -148,17 +148,16 @@ def other_arch_code(kernel_code: str, headers: Iterable[tuple[Path, str]], arch:
     return None
 
 
-def kernel_other_arch_code(kernel: Path, arch: str, code: str | None = None) -> tuple[str, str] | None:
-    """other_arch_code of a kernel file and the local headers it includes (`code`: its text, where the
-    caller has read it already); None where a file cannot be read (its build says why). A link's headers are
+def kernel_other_arch_code(kernel: Path, arch: str, code: str) -> tuple[str, str] | None:
+    """other_arch_code of a kernel file whose text `code` its caller has read (for its marks too) and of the
+    local headers it includes; None where a header cannot be read (its build says why). A link's headers are
     those beside the file it links to, which the build compiles."""
     from nvfp4ctl.build.read_once import source_text
     from nvfp4ctl.build.sources import local_headers
 
     try:
-        own = source_text(kernel) if code is None else code
         headers = local_headers(kernel.resolve())
-        return other_arch_code(own, [(header, source_text(header)) for header in headers], arch)
+        return other_arch_code(code, [(header, source_text(header)) for header in headers], arch)
     except (UsageError, OSError, RuntimeError):  # RuntimeError: a link loop (Python 3.12 and older)
         return None
 
