@@ -52,9 +52,9 @@ def _op_text(tensor_op) -> Text:
         return Text("none (declared)")
     if tensor_op.not_needed:
         return Text("none (not needed)")
-    if tensor_op.match is not None and tensor_op.expected in ("-", None) or tensor_op.present:
+    if tensor_op.present:
         op = tensor_op.shown
-        return Text(f"{op} ({describe_tensor_op(op)})", style="green" if tensor_op.present else "")
+        return Text(f"{op} ({describe_tensor_op(op)})", style="green")
     if not tensor_op.checked:
         return Text("not checked", style="bold red")
     found = ", ".join(f"{op} ({describe_tensor_op(op)})" for op in tensor_op.found) or "none"
