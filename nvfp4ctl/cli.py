@@ -27,7 +27,7 @@ from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_position
                               typed_options, typed_values)
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
-                                  file_argument_hint, invocation, json_option_hint, note_typed_line, shell_word,
+                                  file_argument_hint, invocation, json_option_hint, note_typed_line, shell_words,
                                   without_option)
 from nvfp4ctl.words import and_listed
 
@@ -206,7 +206,7 @@ def _misplaced_json_option(error: Exception, args: list[str], named_at: int | No
     spelled = [name] if mode.value is True else [name, str(moved[1])]
     # the same option typed after the name too (`--json bench --json`) goes: the fix asks for JSON once
     after = without_option(args[named_at + 1:], name, mode.value is not True) if named_at is not None else []
-    fixed = " ".join(shell_word(word) for word in [*spelled, *after])
+    fixed = shell_words([*spelled, *after])
     return f"{name} is an option of {where}: {invocation(program, kept, command or takers[0])} {fixed}", moved
 
 

@@ -48,7 +48,8 @@ DUMP_FILES = FileOptions({**KERNEL_FILES.by_suffix, ".log": "--from-log", ".txt"
 LOG_FILES = FileOptions(dict.fromkeys((".py", *KERNEL_SUFFIXES), "--target"), by_setting={".md": Env.MEMORY})
 
 
-def _spelled(words: Sequence[str]) -> str:
+def shell_words(words: Sequence[str]) -> str:
+    """`words` spelled for the shell, each as shell_word writes it, so that a line shown can be pasted."""
     return " ".join(shell_word(word) for word in words)
 
 
@@ -73,7 +74,7 @@ def shell_path(path: Path | str) -> str:
 def invocation(program: str, global_options: Sequence[str], command: str) -> str:
     """How a fixed command line starts: the program, the global options the user typed before the
     command's name (`-q`: a fix that dropped them would run otherwise than asked), the command."""
-    return " ".join(filter(None, [program, _spelled(global_options), command]))
+    return " ".join(filter(None, [program, shell_words(global_options), command]))
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ def typed_command_line(command: str, program: str = "nvfp4ctl") -> str:
     if not _typed_line:
         return f"{program} {command}"
     typed = _typed_line[0]
-    return " ".join(filter(None, [invocation(typed.program, typed.global_options, command), _spelled(typed.arguments)]))
+    return " ".join(filter(None, [invocation(typed.program, typed.global_options, command),
+                                  shell_words(typed.arguments)]))
 
 
 def _kernel_in(folder: Path) -> str:
@@ -124,7 +126,7 @@ def _in_place(typed: Sequence[str], replaced: Mapping[int, Sequence[str]],
                 return None
         else:
             words.append(word)
-    return _spelled(words)
+    return shell_words(words)
 
 
 def _folder_hint(command: str, files: FileOptions, folder: Path) -> tuple[str, list[str]] | None:
