@@ -225,7 +225,7 @@ def _run_item(worker: Worker, item: CheckItem, settings: CheckSettings) -> ItemO
                                                    _smaller_listed(item, settings)) if in_test else str(error),
                            log_tail=tuple(error.log_tail), log_path=_text(error.log_path),
                            cause=timeout_cause(settings.timeout_s, error.progress) if in_test
-                           else str(error).partition("; the child was killed")[0])
+                           else error.what)
     except ChildCrashed as error:
         headline = str(error).splitlines()[0]
         return ItemOutcome(item, CRASH, time.monotonic() - started, message=headline,

@@ -74,12 +74,13 @@ class TargetLoadError(ChildCrashed):
 
 class ChildTimeout(KernelTimeout):
     def __init__(self, message: str, log_tail: list[str], log_path: Path | None,
-                 progress: Any = None, progress_age_s: float | None = None) -> None:
+                 progress: Any = None, progress_age_s: float | None = None, what: str | None = None) -> None:
         super().__init__(message)
         self.log_tail = log_tail
         self.log_path = log_path
         self.progress = progress  # the job's latest progress report; None: it reported none
         self.progress_age_s = progress_age_s  # how long before the kill that report came
+        self.what = what  # what ran past its limit, without the kill: a summary line's cause
 
 
 @dataclass
@@ -331,7 +332,8 @@ class Worker:
     def _timeout(self, child: _Child, what: str) -> ChildTimeout:
         progress, age_s = (None, None) if child.progress is None else (child.progress[0], time.monotonic() - child.progress[1])
         tail = self._discard_child(child)
-        return ChildTimeout(f"{what}; the child was killed", tail, child.log_path if tail else None, progress, age_s)
+        return ChildTimeout(f"{what}; the child was killed", tail, child.log_path if tail else None, progress, age_s,
+                            what)
 
 
 def _kill_group(process: BaseProcess) -> None:
