@@ -3,8 +3,8 @@
 A submission that prints megabytes before it crashes, or raises with a megabyte message, is the user's code
 at work, not something to echo back whole: each shown line is cut to a number of characters and a child
 log's tail to a number of lines, every cut saying how much it left out; the kept child log holds the rest.
-A run log's result cell is cut too (bounded_cause), so one run cannot make a line of a megabyte. Short
-text passes through as it is.
+A run log's result cell is cut too (printable.shown_within, never inside an escape), so one run cannot make a
+line of a megabyte. Short text passes through as it is.
 """
 
 from __future__ import annotations

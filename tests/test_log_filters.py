@@ -227,3 +227,27 @@ def test_check_cells_with_and_without_a_cause_read_back_whole(tmp_path: Path, mo
     assert shown.exit_code == 0, shown.output
     assert all(result.replace("·", "-") in shown.output for result in results), shown.output
     assert "4 most recent check or bench runs" in shown.output and "could not be read" not in shown.output
+
+
+def test_a_target_whose_name_holds_esc_is_found_in_escaped_and_older_raw_lines(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run log writes ESC as `\\x1b`, as the terminal shows it: --target compares the typed name so, and
+    still finds a line logged before that, which holds the ESC raw; the trend draws both runs as one file's."""
+    named = tmp_path / "sub\x1b[31m.py"
+    named.write_text("def custom_kernel(data):\n    return data[6]\n")
+    memory = tmp_path / "MEMORY.md"
+    cell = runlog.describe_target(named, log_folder=tmp_path, digest="0123456789ab")
+    new = runlog.RunEntry("2026-11-29T10:00:00Z", "nvfp4ctl bench", cell, "8b80b04", "NVIDIA H200 (sm_90)", "0",
+                          "geomean 1.000±0.010 us; 128x128x256 1.000±0.010 us", "nvfp4_gemm").to_line()
+    assert "./sub\\x1b[31m.py@" in new and "\x1b" not in new
+    old = new.replace("2026-11-29T10", "2026-11-28T10").replace("\\x1b", "\x1b").replace("1.000±", "2.000±")
+    memory.write_text("## Run log\n\n" + old + new, encoding="utf-8")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(tmp_path)
+    listed = CliRunner().invoke(app, ["log", "--target", "sub\x1b[31m.py"])
+    assert listed.exit_code == 0, listed.output
+    assert f"2 most recent runs of sub\\x1b[31m.py ({memory})" in listed.output
+    trend = CliRunner().invoke(app, ["log", "--trend", "--target", "sub\x1b[31m.py"])
+    assert trend.exit_code == 0, trend.output
+    assert trend.output.count("on NVIDIA H200") == 1 and "2 runs" in trend.output, trend.output

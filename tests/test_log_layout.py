@@ -48,6 +48,14 @@ def _shown_target(entry: runlog.RunEntry) -> str:
     return f"{path.removeprefix('./')}@{digest[:8]}" if path else entry.target
 
 
+def _raw_line(entry: runlog.RunEntry) -> str:
+    """The entry's line with its cells as they are, as a line logged before every cell was escaped (or a hand
+    edit) holds them: to_line escapes them."""
+    cells = [entry.time, f"`{entry.command}`", entry.target, entry.commit, entry.gpu, entry.exit_code, entry.result,
+             entry.problem]
+    return "- " + " · ".join(cells) + "\n"
+
+
 def _log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: str | None,
          count: int = 35, last: int = 28) -> tuple[list[runlog.RunEntry], str]:
     memory = tmp_path / "MEMORY.md"
@@ -95,11 +103,12 @@ def test_a_record_reads_its_cells_in_the_tables_order(tmp_path, monkeypatch) -> 
 
 
 def test_a_records_control_characters_are_stripped_or_escaped_as_in_the_table(tmp_path, monkeypatch) -> None:
-    """A BEL or an ESC in a run log's cell reached the terminal raw from the records, where the table strips BEL."""
+    """A BEL or an ESC in a run log's cell (an older line's, a hand edit's) reached the terminal raw from the records,
+    where the table strips BEL."""
     memory = tmp_path / "MEMORY.md"
     entry = runlog.RunEntry("2026-11-28T10:00:07Z", "nvfp4ctl check", "./submission.py@256b699e8403", "8b80b04",
                             "NVIDIA H200 (sm_90)", "1", "1/2 pass\x07 \x1b[2Jcleared\u202e", "nvfp4_gemm")
-    memory.write_text("## Run log\n\n" + entry.to_line(), encoding="utf-8")
+    memory.write_text("## Run log\n\n" + _raw_line(entry), encoding="utf-8")
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
     monkeypatch.setenv("COLUMNS", "40")
     result = CliRunner().invoke(app, ["log"])
@@ -109,11 +118,12 @@ def test_a_records_control_characters_are_stripped_or_escaped_as_in_the_table(tm
 
 
 def test_the_tables_cells_escape_an_escape_as_the_records_do(tmp_path, monkeypatch) -> None:
-    """rich's table strips BEL but passed ESC and U+202E on to the terminal, where the records escape them."""
+    """rich's table strips BEL but passed ESC and U+202E on to the terminal (an older line's, a hand edit's), where
+    the records escape them."""
     memory = tmp_path / "MEMORY.md"
     entry = runlog.RunEntry("2026-11-28T10:00:07Z", "nvfp4ctl check", "./sub\x1b[31mmission.py@256b699e8403",
                             "8b80b04", "NVIDIA H200 (sm_90)", "1", "1/2 pass\x07 \x1b[2Jcleared\u202e", "nvfp4_gemm")
-    memory.write_text("## Run log\n\n" + entry.to_line(), encoding="utf-8")
+    memory.write_text("## Run log\n\n" + _raw_line(entry), encoding="utf-8")
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
     monkeypatch.setenv("COLUMNS", "400")
     result = CliRunner().invoke(app, ["log"])

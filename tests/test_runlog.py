@@ -25,6 +25,7 @@ from cli_streams import separate_streams_runner
 from typer.testing import CliRunner
 
 from nvfp4ctl import commit_stamp, runlog
+from nvfp4ctl.bounded_text import MAX_RESULT_CELL
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
@@ -2050,3 +2051,19 @@ def test_the_run_log_marks_a_changed_tree_as_a_wheels_stamp_does(tmp_path, monke
     (tmp_path / "kernel.cu").write_text("// changed\n")
     monkeypatch.setattr(commit_stamp, "DIRTY", "+changed")
     assert runlog.git_state(tmp_path) == f"{commit}+changed"
+
+
+def test_every_cell_is_logged_as_the_terminal_shows_it_and_its_cut_splits_no_escape():
+    """ESC and U+202E of a typed name or a result were written raw, so `cat MEMORY.md` recoloured and reordered
+    the terminal; BEL is stripped, as the terminal's messages strip it."""
+    entry = runlog.RunEntry("2026-11-27T10:00:00Z", "nvfp4ctl check --submission 'x\x1b[31mred\u202e.py'",
+                            "x\x1b[31mred\u202e.py", "abc1234", "no GPU", "2",
+                            "error: no such file: x\x1b[31mred\u202e.py\x07", "nvfp4_gemm", tool="0.1.0 (abc1234)")
+    line = entry.to_line()
+    assert line[:-1].isprintable(), line
+    read = runlog.RunEntry.from_line(line)
+    assert read is not None and read.command == "nvfp4ctl check --submission 'x\\x1b[31mred\\u202e.py'"
+    assert read.target == "x\\x1b[31mred\\u202e.py" and read.tool == "0.1.0 (abc1234)"
+    assert read.result == "error: no such file: x\\x1b[31mred\\u202e.py" and read.problem == "nvfp4_gemm"
+    long = runlog.RunEntry.from_line(_entry("z" * (MAX_RESULT_CELL - 4) + "\u202e" * 3).to_line())
+    assert long is not None and long.result == "z" * (MAX_RESULT_CELL - 4) + "…"  # not `\u20…`

@@ -174,7 +174,7 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
     but for their settings and are more recent than the one found (all of them where none is), so bench can
     say why it compared with an older one, or with none."""
     root = root or Path.cwd()
-    wanted = resolved_as_logged(target)  # a byte that is not UTF-8 is logged escaped: compared so
+    wanted = resolved_as_logged(target)  # a name is logged escaped (ESC, a byte that is not UTF-8): compared so
     full: _Candidate | None = None
     partial: _Candidate | None = None  # the latest that timed some of the shapes, for want of a full one
     passed_over: list[tuple[tuple[str, int], RunEntry]] = []  # for their settings
@@ -186,7 +186,7 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
             continue
         if problem is not None and logged_problem(entry) != problem:
             continue
-        if _target_path(entry.target, root, log_folder) != wanted:
+        if _target_path(entry.target, root, log_folder) not in wanted:
             continue
         logged = parse_result_line(entry.result, logged_problem(entry))
         if logged is None or not any(key in logged.shapes for key in shapes):

@@ -21,6 +21,7 @@ from nvfp4ctl import commit_stamp
 from nvfp4ctl.bench.history import SHAPE_NAME, LoggedBench, logged_key, logged_problem, parse_result_line, tool_named
 from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.printable import shown
 from nvfp4ctl.runlog import (CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, folder_target, logged_path, resolved_as_logged,
                              split_target, time_order, time_shown)
 from nvfp4ctl.words import plural
@@ -194,7 +195,8 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         if target is not None and not _names(target, path, root, log_project, log_folder):
             continue
         timed_with = settings_of(entry.command).resolved(problem)
-        key = (str(resolved), entry.gpu, problem, timed_with)
+        # as the line names the file now (escaped), so an older line's raw ESC joins the same trend
+        key = (shown(str(resolved)), entry.gpu, problem, timed_with)
         if key not in groups:
             groups[key] = Trend(_shown(path, base, log_folder), entry.gpu, problem=problem,
                                 settings=" ".join(timed_with.options(problem)))
@@ -274,7 +276,7 @@ def had_target(entry: RunEntry, root: Path, target: Path, log_project: Path | No
     if path:
         return _names(target, path, root, log_project, log_folder)
     folder = folder_target(entry.target)
-    return bool(folder) and resolved_as_logged(target) == (root / folder).resolve()
+    return bool(folder) and (root / folder).resolve() in resolved_as_logged(target)
 
 
 def _logged_file_or_folder(cell: str) -> str:
@@ -284,11 +286,11 @@ def _logged_file_or_folder(cell: str) -> str:
 def _names(target: Path, logged: str, root: Path, log_project: Path | None, log_folder: Path | None) -> bool:
     """Whether a logged path is the target file: a "./" path in the log's folder, an older line's in this
     checkout or in the log's own project."""
-    wanted = resolved_as_logged(target)  # a byte that is not UTF-8 is logged escaped: compared so
-    if wanted == logged_path(logged, root, log_folder):
+    wanted = resolved_as_logged(target)  # a name is logged escaped (ESC, a byte that is not UTF-8): compared so
+    if logged_path(logged, root, log_folder) in wanted:
         return True
     older = not logged.startswith(LOG_RELATIVE) or log_folder is None
-    return older and log_project is not None and wanted == (log_project / logged).resolve()
+    return older and log_project is not None and (log_project / logged).resolve() in wanted
 
 
 def _shown(logged: str, base: Path, log_folder: Path | None = None) -> str:

@@ -12,7 +12,7 @@ from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import ExitCode, UsageError, os_reason
 from nvfp4ctl.options import count, path
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.printable import escaped_bytes
+from nvfp4ctl.printable import shown
 from nvfp4ctl.workspace import memory_path
 from nvfp4ctl.words import plural
 
@@ -135,8 +135,9 @@ def _runs_of(targets: list[Path], runs: bool, count: int = 2) -> str:
 
 
 def _named(target: Path) -> str:
-    """The typed target as the run log writes a path: a byte that is not UTF-8 as `\\xff`, as the log names it."""
-    return escaped_bytes(str(target))
+    """The typed target as the run log writes a path (printable.shown: ESC as `\\x1b`, a byte that is not UTF-8
+    as `\\xff`), as the log names it."""
+    return shown(str(target))
 
 
 def _title(count: int, targets: list[Path], runs: bool) -> str:

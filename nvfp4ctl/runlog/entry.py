@@ -13,11 +13,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl import commit_stamp
-from nvfp4ctl.bounded_text import MAX_RESULT_CELL, bounded_cause
+from nvfp4ctl.bounded_text import MAX_RESULT_CELL
 from nvfp4ctl.content_digest import finished_digest
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.printable import escaped_bytes
+from nvfp4ctl.printable import escaped_bytes, shown, shown_within
 from nvfp4ctl.runner.gpu import first_gpu, run_device
 from nvfp4ctl.tool_version import tool_version
 
@@ -39,11 +39,10 @@ class RunEntry:
 
     def to_line(self) -> str:
         names = [f.name for f in fields(self) if f.name in _CELLS and (f.name != "problem" or self.problem)]
-        cells = [_one_line(getattr(self, name).replace(SEPARATOR.strip(), "-")) for name in names]
-        cells[names.index("result")] = bounded_cause(cells[names.index("result")], MAX_RESULT_CELL)
+        cells = [_cell(getattr(self, name), MAX_RESULT_CELL if name == "result" else None) for name in names]
         cells[1] = f"`{cells[1]}`"
         if self.tool:
-            cells[2] = with_tool(cells[2], _one_line(self.tool.replace(SEPARATOR.strip(), "-")))
+            cells[2] = with_tool(cells[2], _cell(self.tool))
         return "- " + SEPARATOR.join(cells) + "\n"
 
     @property
@@ -203,17 +202,27 @@ _QUOTING = re.compile(r"['\"\\]")
 _SHLEX_WHITESPACE = re.compile(r"[ \t\r\n]+")  # shlex's own, not str.split's (which breaks at \u3000 too)
 
 
-def _one_line(cell: str) -> str:
-    """Every character str.splitlines() breaks at (\\r, \\x0b, \\x1c, \\u2028, ...) as a space: the
-    log is read back line by line, and a break inside a cell would lose that entry. A byte of a command-line
-    argument or a path that is not UTF-8 (Python holds it as a lone surrogate, \\udcff) is written `\\xff`:
-    the log is UTF-8, and the surrogate itself cannot be encoded, which lost the whole line."""
-    return escaped_bytes(" ".join(cell.splitlines())) if cell else cell
+def _cell(text: str, limit: int | None = None) -> str:
+    """A cell as the line holds it: the cell separator's dot as "-"; every character str.splitlines() breaks
+    at (\\r, \\x0b, \\x1c, \\u2028, ...) as a space, as the log is read back line by line and a break
+    inside a cell would lose that entry; then as printable.shown writes it for the terminal (ESC as `\\x1b`,
+    U+202E as `\\u202e`), so `cat MEMORY.md` cannot recolour or reorder the terminal's text, and a byte of a
+    command-line argument or a path that is not UTF-8 (a lone surrogate, \\udcff) as `\\xff`: the log is
+    UTF-8 and cannot encode the surrogate itself. `limit`: at most that many characters, cut before an
+    escape the cut would split (printable.shown_within)."""
+    if not text:
+        return text
+    one_line = " ".join(text.replace(SEPARATOR.strip(), "-").splitlines())
+    return shown(one_line) if limit is None else shown_within(one_line, limit)
 
 
-def resolved_as_logged(path: Path) -> Path:
-    """`path` resolved, its bytes that are not UTF-8 escaped (escaped_bytes): comparable with logged_path's."""
-    return Path(escaped_bytes(str(path.resolve())))
+def resolved_as_logged(path: Path) -> tuple[Path, ...]:
+    """`path` resolved, in each form a line may name it, each comparable with logged_path's: as nvfp4ctl
+    writes a cell (printable.shown: ESC as `\\x1b`, a byte that is not UTF-8 as `\\xff`), then as lines
+    before 2026-11-29 wrote it, every character but such a byte as it is (escaped_bytes), so a lookup still
+    finds an older line of a name with ESC or U+202E."""
+    resolved = str(path.resolve())
+    return tuple(dict.fromkeys(Path(form) for form in (shown(resolved), escaped_bytes(resolved))))
 
 
 def file_digest(path: Path) -> str:

@@ -400,3 +400,19 @@ def test_the_previous_bench_of_a_file_whose_name_is_not_utf8_is_found(tmp_path: 
     assert logged is not None and logged.target == "./k\\xff.cu@aaa"
     found = find_previous([logged], kernel, GPU, [key for key, _ in SHAPES], log_folder=tmp_path)
     assert found is not None and found[0] == logged
+
+
+def test_the_previous_bench_of_a_file_whose_name_holds_esc_is_found_in_new_and_old_lines(tmp_path: Path) -> None:
+    """The run log writes ESC and U+202E escaped (`\\x1b`, `\\u202e`), so the file's own path is compared so; a
+    line logged before that holds them raw, and is found too."""
+    kernel = tmp_path / "k\x1b[31m\u202e.cu"
+    kernel.write_text("x")
+    cell = runlog.describe_target(kernel, log_folder=tmp_path, digest="aaa")
+    logged = RunEntry.from_line(_entry(cell, result_line(Timing(40.0, 0.1), SHAPES)).to_line())
+    assert logged is not None and logged.target == "./k\\x1b[31m\\u202e.cu@aaa"
+    keys = [key for key, _ in SHAPES]
+    found = find_previous([logged], kernel, GPU, keys, log_folder=tmp_path)
+    assert found is not None and found[0] == logged
+    older = replace(logged, target="./k\x1b[31m\u202e.cu@aaa")  # as RunEntry.from_line reads an older line
+    found = find_previous([older], kernel, GPU, keys, log_folder=tmp_path)
+    assert found is not None and found[0] == older

@@ -66,18 +66,20 @@ def test_a_name_holding_an_escape_or_markup_is_shown_as_written(project: Path, n
     assert checked.stdout.endswith(f"checked: {shown}\n") and "\x1b" not in checked.stdout, checked.stdout
 
 
-def test_the_run_log_keeps_a_name_as_it_logged_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The console's escaping is its own: the run log's line for a name with ESC is the one it wrote before."""
+def test_the_run_log_escapes_a_name_as_the_terminal_shows_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run log's line for a name with ESC holds `\\x1b`, as the console's message: it held the raw ESC, and
+    `cat MEMORY.md` recoloured the terminal."""
     (project / "a\x1b[31mb.py").write_text(CLEAN)
     for line in (["lint", "gone\x1b[31m.py"], ["lint", "-v", "a\x1b[31mb.py"]):
         monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *line])  # the line the run log's entry names
         runner.invoke(app, line)
-    lines = Path(os.environ["NVFP4CTL_MEMORY"]).read_bytes().decode().splitlines()[-2:]
-    cells = [line.split(" · ")[1:] for line in lines]
-    assert cells[0][0] == "`nvfp4ctl lint 'gone\x1b[31m.py'`"
-    assert cells[0][-1] == "error: no such file or folder: gone\x1b[31m.py"
-    assert cells[1][0] == "`nvfp4ctl lint -v 'a\x1b[31mb.py'`"
-    assert cells[1][1].startswith(f"{project / 'a'}\x1b[31mb.py@")
+    text = Path(os.environ["NVFP4CTL_MEMORY"]).read_bytes().decode()
+    assert "\x1b" not in text
+    cells = [line.split(" · ")[1:] for line in text.splitlines()[-2:]]
+    assert cells[0][0] == "`nvfp4ctl lint 'gone\\x1b[31m.py'`"
+    assert cells[0][-1] == "error: no such file or folder: gone\\x1b[31m.py"
+    assert cells[1][0] == "`nvfp4ctl lint -v 'a\\x1b[31mb.py'`"
+    assert cells[1][1].startswith(f"{project / 'a'}\\x1b[31mb.py@")
     assert cells[1][-1] == "0 errors, 0 warnings (1 file checked)"
 
 
