@@ -7,6 +7,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from nvfp4ctl.build.arch_names import gencode_flag
 from nvfp4ctl.build.sources import NO_TENSOR_OP  # sources imports nothing of the build's reports
 
 REPORT_FILE = "report.json"
@@ -48,11 +49,16 @@ class TensorOpCheck:
     # sm_90a: tensor_code_use.other_arch_code): an mma.sync beside them is that kernel's side path, not this
     # arch's MMA. Read from the source with written_for, never stored
     other_arch_code: tuple[str, str] | None = None
+    # the arch is a plain one (sm_100, sm_90: torch's own on a GPU, where no arch is named), where the a-arch's
+    # op (`expected`, tcgen05's or wgmma's) never assembles: named in a note, never demanded. Read from the arch
+    # (without_its_a), never stored
+    without_a: bool = False
 
     @property
     def passes(self) -> bool:
-        """Nothing to fail the build for on this arch: its op is there, or it has no SASS to hold one."""
-        return self.present or self.ptx_alone
+        """Nothing to fail the build for on this arch: its op is there, it has no SASS to hold one, or the arch
+        cannot hold it (without its a)."""
+        return self.present or self.ptx_alone or self.without_a
 
     @property
     def present(self) -> bool:
@@ -164,6 +170,7 @@ class BuildReport:
             del check["needed"]  # the problem's, which the command knows, not the build
             del check["written_for"]  # the source's own say, as declared_none
             del check["other_arch_code"]  # the source's, as written_for
+            del check["without_a"]  # the arch's, read from it on each load
         (self.entry / REPORT_FILE).write_text(json.dumps(payload, indent=1))
 
     @classmethod
@@ -177,12 +184,12 @@ class BuildReport:
             entry=entry,
             module_name=payload["module_name"],
             functions=tuple(FunctionUsage(**f) for f in payload["functions"]),
-            tensor_op=_check(payload["tensor_op"]),
+            tensor_op=_check(payload["tensor_op"], payload["arch"]),
             compile_s=payload["compile_s"],
             cache_hit=True,
             compile_cpu_s=payload.get("compile_cpu_s"),  # absent from entries made before it was measured
             compile_busy=payload.get("compile_busy", False),
-            other_arches=tuple((arch, _check(check)) for arch, check in payload.get("other_arches", ())),
+            other_arches=tuple((arch, _check(check, arch)) for arch, check in payload.get("other_arches", ())),
         )
 
     @classmethod
@@ -199,16 +206,18 @@ class BuildReport:
         return replace(self, entry=entry)
 
 
-def _check(saved: dict) -> TensorOpCheck:
-    return TensorOpCheck(**{**saved, "found": tuple(saved["found"])})
+def _check(saved: dict, arch: str) -> TensorOpCheck:
+    # an entry saved before without_a was known holds it, saved as False for an sm_100 built then
+    return TensorOpCheck(**{**saved, "found": tuple(saved["found"]), "without_a": without_its_a(arch)})
 
 
 def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {NO_TENSOR_OP}") -> str | None:
     """Why a build's tensor-core op is not acceptable (the command exits 1), with the `mark` line that
     declares code without tensor cores on purpose (`# nvfp4ctl: no-tensor-op` in a CuTe DSL submission's
     Python); None where it is there, declared absent, or not needed by the problem."""
-    if op.declared_none or not op.needed or op.ptx_alone:
-        return None  # a plain-CUDA baseline, a problem bound by memory, or PTX alone: nothing to expect
+    if op.declared_none or not op.needed or op.ptx_alone or op.without_a:
+        # a plain-CUDA baseline, a problem bound by memory, PTX alone, or an arch without its a: nothing to expect
+        return None
     if not op.checked:
         return "tensor-core op not checked: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)"
     if op.present:
@@ -226,15 +235,38 @@ def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {
 
 
 WIDEST_MMA = {"sm_90a": "wgmma", "sm_100a": "tcgen05.mma"}  # what compiles to each arch's expected op
+ARCH_GPU = {"sm_90a": "H100", "sm_100a": "B200"}  # the GPU GPU MODE's NVFP4 problems run each arch on
+
+
+def without_its_a(arch: str) -> bool:
+    """sm_100 or sm_90: the plain arch of one whose widest MMA (tcgen05.mma, wgmma) needs the a."""
+    return arch not in WIDEST_MMA and arch + "a" in WIDEST_MMA
+
+
+def widest_mma_arch(arch: str) -> str:
+    """The arch whose widest MMA `arch`'s check names: sm_100a for sm_100, which cannot assemble it itself."""
+    return arch + "a" if without_its_a(arch) else arch
 
 
 def narrower_note(op: TensorOpCheck, arch: str) -> str | None:
     """The note of a build whose tensor-core op is mma.sync's (narrower), not the arch's widest; None otherwise."""
     if op.narrower is None:
         return None
-    widest = WIDEST_MMA.get(arch, WIDEST_MMA.get(arch + "a"))
-    return (f"its tensor-core op is {op.narrower} (mma.sync), not {arch}'s widest MMA {op.expected}"
+    owner = widest_mma_arch(arch)
+    widest = WIDEST_MMA.get(owner)
+    return (f"its tensor-core op is {op.narrower} (mma.sync), not {owner}'s widest MMA {op.expected}"
             f"{f' ({widest})' if widest else ''}")
+
+
+def without_a_note(op: TensorOpCheck, arch: str) -> str | None:
+    """The note of a build for a plain arch (sm_100) of code that may want the GPU's widest MMA, which only
+    its a-arch assembles; None where the arch has its a, or the code or the problem wants no tensor core."""
+    if not without_its_a(arch) or op.declared_none or not op.needed:
+        return None
+    owner = widest_mma_arch(arch)
+    return (f"built for {arch}, without the a: the {ARCH_GPU[owner]}'s widest MMA, {WIDEST_MMA[owner]}"
+            f" ({op.expected}), needs {owner} and never assembles for {arch}, so none is asked of the build; to"
+            f" use it, name the arch: {gencode_flag(owner)}")
 
 
 def not_needed_note(report: BuildReport, problem: str) -> str:

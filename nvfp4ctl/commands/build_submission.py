@@ -15,7 +15,7 @@ from rich.text import Text
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
 from nvfp4ctl.build.read_once import source_text
-from nvfp4ctl.build.report import narrower_note, not_needed_note, tensor_op_problem
+from nvfp4ctl.build.report import narrower_note, not_needed_note, tensor_op_problem, without_a_note
 from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.build.sources import NO_TENSOR_OP, header_not_text_warning, marks_in, not_text_warning
 from nvfp4ctl.console import NORMAL, get_console
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 # the budget line below sums nvcc's own time, the part the leaderboard's first run pays
 # an arch compiled to PTX alone (code=compute_100a): no SASS, so no op to look for (the cell and the result line)
 PTX_ALONE = "PTX alone, not checked"
+# an arch without its a (sm_100): the a-arch's op never assembles there, so none is looked for (a note says so)
+WITHOUT_A = "none (arch without the a)"
 HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op", "time (this run)", "cache"]
 
 
@@ -55,6 +57,8 @@ def _op_text(tensor_op) -> Text:
     if tensor_op.present:
         op = tensor_op.shown
         return Text(f"{op} ({describe_tensor_op(op)})", style="green")
+    if tensor_op.without_a:
+        return Text(WITHOUT_A)
     if not tensor_op.checked:
         return Text("not checked", style="bold red")
     found = ", ".join(f"{op} ({describe_tensor_op(op)})" for op in tensor_op.found) or "none"
@@ -355,14 +359,18 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 load.add(built)
                 report = built.report
                 missing_op = not all(check.passes for _, check in report.arch_checks)  # on one of its archs
-                if missing_op and not report.tensor_op.declared_none and not problem.needs_tensor_op():
+                if not report.tensor_op.declared_none and not problem.needs_tensor_op():
+                    # needed=False in a unit that passes as well: an sm_100's note of sm_100a's MMA is none of its
                     report = replace(report, tensor_op=replace(report.tensor_op, needed=False))
-                    notes.append(f"{built.unit}: {not_needed_note(report, problem.name())}")
+                    if missing_op:
+                        notes.append(f"{built.unit}: {not_needed_note(report, problem.name())}")
                 rows.extend(_kernel_rows(built.unit, report.functions, _ops_text(report),
                                          time_cell(built.seconds, built.built_meanwhile),
                                          cache_cell(built.cached, built.built_meanwhile)))
                 notes.extend(f"{built.unit}: {narrower}" for arch, check in report.arch_checks
                              if (narrower := narrower_note(check, arch)) is not None)
+                notes.extend(f"{built.unit}: {plain}" for arch, check in report.arch_checks
+                             if (plain := without_a_note(check, arch)) is not None)
                 if report.other_arches and not any(f.arch for f in report.functions):
                     notes.append(f"{built.unit}: {_one_archs_figures(report.entry)}")
                 spilled += report.spill_bytes
@@ -416,7 +424,9 @@ def _op_word(tensor_op) -> str:
         return PTX_ALONE
     if tensor_op.declared_none:
         return "none (declared)"
-    return "none (not needed)" if tensor_op.not_needed else f"no {tensor_op.expected}"
+    if tensor_op.not_needed:
+        return "none (not needed)"
+    return WITHOUT_A if tensor_op.without_a else f"no {tensor_op.expected}"
 
 
 class _CompileLoad:
