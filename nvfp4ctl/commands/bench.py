@@ -16,6 +16,7 @@ from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError, error_line, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
+from nvfp4ctl.usage_hints import typed_command_line
 from nvfp4ctl.workspace import memory_path, note_problem, task_file_name
 from nvfp4ctl.words import plural, seconds_text
 
@@ -32,9 +33,17 @@ if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so 
     from nvfp4ctl.runner.targets import TargetSpec
     from nvfp4ctl.task import Case, Task
 
-NO_GPU = ("no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl bench --shape"
-          " 128,256,256 times a torch submission on the CPU instead (a small shape: CPU times, not the leaderboard's;"
-          " a kernel needs a GPU)")
+CPU_SHAPE = "128,256,256"  # small enough for a CPU: the task's benchmark shapes take minutes per call there
+
+
+def no_gpu(command_line: str, shapes_given: bool) -> str:
+    """The way out without a GPU: `command_line`, the user's own as typed (its --submission, --only, --mode),
+    under NVFP4CTL_DEVICE=cpu, with a small --shape added where it gives none, as a CPU bench of the task's
+    benchmark shapes cannot end within its limit."""
+    small = "" if shapes_given else f" --shape {CPU_SHAPE}"
+    return (f"no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu {command_line}{small}"
+            f" times a torch submission on the CPU instead ({'' if shapes_given else 'a small shape: '}CPU times,"
+            " not the leaderboard's; a kernel needs a GPU)")
 
 
 class ModeChoice(options.Choice):
@@ -85,7 +94,7 @@ def command(
     require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
     refuse_cuda_kernel_on_cpu(target, device, "bench")
     if device == "cuda" and not gpu_present():
-        raise UsageError(NO_GPU)
+        raise UsageError(no_gpu(typed_command_line("bench"), bool(shape)))
     refuse_unloadable(target)
     settings = problem.bench_mode(mode.value)  # the problem's loop: repeats and warm-ups differ
     if device != "cuda" and settle:  # None: not given

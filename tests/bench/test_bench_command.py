@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -499,6 +500,25 @@ def test_no_gpu_is_a_usage_error(submission: Path, monkeypatch: pytest.MonkeyPat
     assert result.exit_code == 2 and "no CUDA GPU found" in result.output
 
 
+@pytest.mark.parametrize("options, suggested", [
+    (["--only", "1"], "--only 1 --shape 128,256,256 times a torch submission on the CPU instead (a small shape: CPU times,"),
+    (["--shape", "64,128,256"], "--shape 64,128,256 times a torch submission on the CPU instead (CPU times,"),
+], ids=["no-shape", "own-shape"])
+def test_no_gpu_suggests_the_users_own_line_on_the_cpu(submission: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       options: list[str], suggested: str) -> None:
+    """It suggested `NVFP4CTL_DEVICE=cpu nvfp4ctl bench --shape 128,256,256` whatever was typed, dropping the
+    --submission, -q and --only: the line typed stays whole, with the small shape added where it names none (the
+    task's benchmark shapes take minutes per call on a CPU)."""
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
+    monkeypatch.chdir(submission.parent)
+    (submission.parent / "my sub.py").write_text(submission.read_text())
+    result = runner.invoke(app, ["-q", "bench", "--submission", "my sub.py", *options])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert said == ("error: no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl -q"
+                    f" bench --submission 'my sub.py' {suggested} not the leaderboard's; a kernel needs a GPU)")
+
+
 @pytest.mark.parametrize("device, has_gpu", [("cuda", True), ("cuda", False), ("cpu", False)],
                          ids=["a-card", "no-card", "cpu"])
 def test_without_torch_bench_says_so_before_any_child(submission: Path, monkeypatch: pytest.MonkeyPatch, device: str,
@@ -516,9 +536,9 @@ def test_without_torch_bench_says_so_before_any_child(submission: Path, monkeypa
 
 @pytest.mark.parametrize("args, code, message", [
     (["--only", "4"], 2, "--only 4: task.yml has 3 benchmarks (1-3)"),
-    ([], 2, "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl bench --shape"
-            " 128,256,256 times a torch submission on the CPU instead (a small shape: CPU times, not the leaderboard's;"
-            " a kernel needs a GPU)"),
+    ([], 2, "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl bench --submission"
+            " {submission} --json --shape 128,256,256 times a torch submission on the CPU instead (a small shape: CPU"
+            " times, not the leaderboard's; a kernel needs a GPU)"),
     (["--crash"], 4, "bench x crashed: illegal memory access"),
 ])
 def test_json_failures_are_a_json_document_on_stdout(submission: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
@@ -531,6 +551,7 @@ def test_json_failures_are_a_json_document_on_stdout(submission: Path, monkeypat
         monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
     result = _bench("--submission", str(submission), "--json", *args, cli=separate_streams_runner())
     assert result.exit_code == code
+    message = message.replace("{submission}", shlex.quote(str(submission)))  # no GPU: the line typed, to paste
     assert json.loads(result.stdout) == {"version": 1, "error": message, "exit_code": code}
     assert f"error: {message}" in result.stderr
 
