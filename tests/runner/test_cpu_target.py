@@ -99,3 +99,38 @@ def test_only_the_cpu_and_a_cuda_torch_refuse_it(tmp_path, monkeypatch):
     refuse_cuda_kernel_on_cpu(TargetSpec(KERNEL, tmp_path / "k.cu", "k.cu"), "cpu", "check")
     with pytest.raises(UsageError, match="builds a CUDA kernel"):
         refuse_cuda_kernel_on_cpu(submission, "cpu", "check")
+
+
+CUDA_BUILD = f"load_inline(name='g', cpp_sources='void f();', cuda_sources={KERNEL_SOURCE}, functions=['f'])"
+
+
+@pytest.mark.parametrize("body", [
+    f"import torch\nif torch.cuda.is_available():\n    mod = {CUDA_BUILD}\nelse:\n    mod = None\n",
+    f"try:\n    mod = {CUDA_BUILD}\nexcept Exception:\n    mod = None\n",
+    f"def build():\n    return {CUDA_BUILD}\n",  # never called at import: custom_kernel may call it on a GPU
+    f"import torch\nmod = {CUDA_BUILD} if torch.cuda.is_available() else None\n",
+    f"import torch\nmod = torch.cuda.is_available() and {CUDA_BUILD}\n",
+    f"import torch\ndef build():\n    if not torch.cuda.is_available():\n        return None\n"
+    f"    return {CUDA_BUILD}\n\n"
+    "mod = build()\n",
+    f"import torch\ndef build():\n    return {CUDA_BUILD}\n\nif torch.cuda.is_available():\n    mod = build()\n",
+], ids=["under-if-cuda", "try-with-fallback", "function-not-called", "conditional-expression", "and",
+        "early-return", "called-under-if"])
+def test_a_cuda_build_the_submission_guards_still_runs_on_the_cpu(cuda_torch, tmp_path, monkeypatch, body):
+    """It was refused: the scan saw a load_inline with cuda_sources anywhere in the file, though on the CPU
+    the submission never builds it and runs its torch code."""
+    _in_a_folder(tmp_path, monkeypatch, body)
+    refuse_cuda_kernel_on_cpu(TargetSpec(SUBMISSION, tmp_path / "submission.py", "submission.py"), "cpu", "check")
+
+
+@pytest.mark.parametrize("body, line", [
+    (f"def build():\n    return {CUDA_BUILD}\n\nmod = build()\n", 3),
+    ("import torch.utils.cpp_extension as cpp_extension\nwith open(__file__):\n"
+     f"    mod = cpp_extension.{CUDA_BUILD}\n", 4),
+    (f"def build():\n    return {CUDA_BUILD}\n\ndef outer():\n    return build()\n\n"
+     "class Holder:\n    mod = outer()\n", 3),
+], ids=["function-called-at-import", "under-with", "through-a-class-body"])
+def test_a_cuda_build_every_import_runs_is_refused(cuda_torch, tmp_path, monkeypatch, body, line):
+    _in_a_folder(tmp_path, monkeypatch, body)
+    with pytest.raises(UsageError, match=f"line {line}: load_inline with cuda_sources"):
+        refuse_cuda_kernel_on_cpu(TargetSpec(SUBMISSION, tmp_path / "submission.py", "submission.py"), "cpu", "check")
