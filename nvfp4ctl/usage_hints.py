@@ -93,14 +93,29 @@ def note_typed_line(program: str, global_options: Sequence[str], arguments: Sequ
     _typed_line[:] = [_TypedLine(program, tuple(global_options), tuple(arguments))]
 
 
-def typed_command_line(command: str, program: str = "nvfp4ctl") -> str:
+def typed_command_line(command: str, program: str = "nvfp4ctl", without: str | None = None) -> str:
     """The command line that runs, as typed and spelled for the shell (`nvfp4ctl -q check --only 3`), so that a
-    fix put in front of it (a setting) runs what was asked; `program command` where none was noted."""
+    fix put in front of it (a setting) runs what was asked; `program command` where none was noted. `without`:
+    an option left out with its value (`--only 3`, `--only=3`), where the fix replaces what it asked."""
     if not _typed_line:
         return f"{program} {command}"
     typed = _typed_line[0]
     return " ".join(filter(None, [invocation(typed.program, typed.global_options, command),
-                                  shell_words(typed.arguments)]))
+                                  shell_words(_without_option(typed.arguments, without))]))
+
+
+def _without_option(arguments: Sequence[str], option: str | None) -> list[str]:
+    """`arguments` less each `option VALUE` and `option=VALUE`, up to a `--` (after which no word is an option)."""
+    kept: list[str] = []
+    words = iter(arguments)
+    for word in words:
+        if option is not None and word == option:
+            next(words, None)
+        elif option is None or not word.startswith(f"{option}="):
+            kept.append(word)
+        if word == "--":
+            kept += words
+    return kept
 
 
 def _kernel_in(folder: Path) -> str:
