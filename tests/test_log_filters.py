@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
@@ -38,6 +39,15 @@ def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _results(output: str) -> list[str]:
     return [result for _, _, _, result in RUNS if result in output]
+
+
+def _listed_and_trend(memory: Path, folder: Path, monkeypatch: pytest.MonkeyPatch, target: str) -> tuple[Result, Result]:
+    """`log --target TARGET` and `log --trend --target TARGET` of the run log `memory`, run in `folder`."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(folder)
+    return (CliRunner().invoke(app, ["log", "--target", target]),
+            CliRunner().invoke(app, ["log", "--trend", "--target", target]))
 
 
 def test_target_lists_the_runs_of_that_file_only(logged: Path) -> None:
@@ -192,13 +202,9 @@ def test_a_target_whose_name_is_not_utf8_is_found_and_named_as_logged(tmp_path: 
         "2026-11-28T10:00:00Z", "nvfp4ctl bench", cell, "8b80b04", "NVIDIA H200 (sm_90)", "0",
         "geomean 1.000±0.010 us; 128x128x256 1.000±0.010 us", "nvfp4_gemm").to_line(), encoding="utf-8")
     assert "./sub\\xff.py@" in memory.read_text(encoding="utf-8")
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.setenv("COLUMNS", "400")
-    monkeypatch.chdir(tmp_path)
-    listed = CliRunner().invoke(app, ["log", "--target", "sub\udcff.py"])
+    listed, trend = _listed_and_trend(memory, tmp_path, monkeypatch, "sub\udcff.py")
     assert listed.exit_code == 0, listed.output
     assert f"1 most recent run of sub\\xff.py ({memory})" in listed.output
-    trend = CliRunner().invoke(app, ["log", "--trend", "--target", "sub\udcff.py"])
     assert trend.exit_code == 0 and "sub\\xff.py on NVIDIA H200" in trend.output, trend.output
     for flags in (["--target"], ["--trend", "--target"]):
         unknown = CliRunner().invoke(app, ["log", *flags, "nope\udcfe.py"])
@@ -242,12 +248,8 @@ def test_a_target_whose_name_holds_esc_is_found_in_escaped_and_older_raw_lines(t
     assert "./sub\\x1b[31m.py@" in new and "\x1b" not in new
     old = new.replace("2026-11-29T10", "2026-11-28T10").replace("\\x1b", "\x1b").replace("1.000±", "2.000±")
     memory.write_text("## Run log\n\n" + old + new, encoding="utf-8")
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.setenv("COLUMNS", "400")
-    monkeypatch.chdir(tmp_path)
-    listed = CliRunner().invoke(app, ["log", "--target", "sub\x1b[31m.py"])
+    listed, trend = _listed_and_trend(memory, tmp_path, monkeypatch, "sub\x1b[31m.py")
     assert listed.exit_code == 0, listed.output
     assert f"2 most recent runs of sub\\x1b[31m.py ({memory})" in listed.output
-    trend = CliRunner().invoke(app, ["log", "--trend", "--target", "sub\x1b[31m.py"])
     assert trend.exit_code == 0, trend.output
     assert trend.output.count("on NVIDIA H200") == 1 and "2 runs" in trend.output, trend.output

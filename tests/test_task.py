@@ -11,7 +11,7 @@ import pytest
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import REPO_DIR
-from nvfp4ctl.task import (RUN_TIMEOUT_KEYS, Case, Task, TaskFileError, load_task, parse_task, run_limit,
+from nvfp4ctl.task import (RUN_TIMEOUT_KEYS, Case, TaskFileError, load_task, parse_task, run_limit,
                            task_path)
 
 FACTS_TESTS = [

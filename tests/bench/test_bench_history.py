@@ -1,4 +1,3 @@
-from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 

@@ -8,39 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from nvfp4ctl.build import submission_build
 from nvfp4ctl.build.report import BuildReport, TensorOpCheck, narrower_note, tensor_op_problem, without_a_note
 from nvfp4ctl.build.resources import check_tensor_op
-from nvfp4ctl.cli import app
-from nvfp4ctl.problems.base import PROBLEMS_DIR
 
-from plain_gemv import FFMA_SASS
+from plain_gemv import FFMA_SASS, PORTABLE, build_in_task
 
-PLAIN = '''from torch.utils.cpp_extension import load_inline
-CUDA = r"""__global__ void scale(const float* x, float* y, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = 2.f * x[i];
-}"""
-module = load_inline(name="scaled", cpp_sources="", cuda_sources=CUDA)
-'''
 HMMA_SASS = "        /*0080*/                   HMMA.16816.F32 R4, R8, R12, R4 ;\n"
-
-
-def _build(folder: Path, problem: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
-    folder.mkdir()
-    (folder / "task.yml").write_text((PROBLEMS_DIR / problem / "task.yml").read_text())
-    (folder / "plain.py").write_text(PLAIN)
-    monkeypatch.chdir(folder)
-    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: FFMA_SASS)
-    result = CliRunner().invoke(app, ["build", "plain.py"])
-    return result.exit_code, " ".join(result.output.split())
 
 
 def test_plain_cuda_naming_no_arch_builds_for_sm_100_with_a_note(tmp_path: Path, compiles: list[str],
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    code, said = _build(tmp_path / "gemm", "nvfp4_gemm", monkeypatch)
+    code, said = build_in_task(tmp_path / "gemm", "nvfp4_gemm", PORTABLE, monkeypatch)
     assert code == 0, said
     assert "arch sm_100 (no arch named" in said
     assert "│ none (arch without the a) │" in said
@@ -53,7 +32,7 @@ def test_plain_cuda_naming_no_arch_builds_for_sm_100_with_a_note(tmp_path: Path,
 def test_a_gemv_built_for_sm_100_gets_no_note_of_tensor_cores(tmp_path: Path, compiles: list[str],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The GEMV needs no tensor core: its row says so, and nothing points it at sm_100a's MMA."""
-    code, said = _build(tmp_path / "gemv", "nvfp4_gemv", monkeypatch)
+    code, said = build_in_task(tmp_path / "gemv", "nvfp4_gemv", PORTABLE, monkeypatch)
     assert code == 0, said
     assert "│ none (not needed) │" in said
     assert "note:" not in said and "error:" not in said

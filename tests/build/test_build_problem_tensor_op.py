@@ -9,28 +9,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nvfp4ctl.build import submission_build
 from nvfp4ctl.build.report import BuildReport, TensorOpCheck
 from nvfp4ctl.cli import app
-from nvfp4ctl.problems.base import PROBLEMS_DIR
 from nvfp4ctl.project import kernels_dir
 
-from plain_gemv import FFMA_SASS, SUB_CUDA
-
-
-def _build_in(folder: Path, problem: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
-    folder.mkdir()
-    (folder / "task.yml").write_text((PROBLEMS_DIR / problem / "task.yml").read_text())
-    (folder / "sub_cuda.py").write_text(SUB_CUDA)
-    monkeypatch.chdir(folder)
-    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: FFMA_SASS)
-    result = CliRunner().invoke(app, ["build", "sub_cuda.py"])
-    return result.exit_code, " ".join(result.output.split())
+from plain_gemv import SUB_CUDA, build_in_task
 
 
 def test_a_gemv_without_a_tensor_op_is_a_note(tmp_path: Path, compiles: list[str],
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    code, said = _build_in(tmp_path / "gemv", "nvfp4_gemv", monkeypatch)
+    code, said = build_in_task(tmp_path / "gemv", "nvfp4_gemv", SUB_CUDA, monkeypatch)
     assert code == 0, said
     assert ("note: gemv.cu: no UTCOMMA.4X in the sm_100a SASS (found: no tensor-core op): none needed for nvfp4_gemv,"
             " which is bound by memory (FFMA and DRAM), not by tensor cores") in said
@@ -40,7 +28,7 @@ def test_a_gemv_without_a_tensor_op_is_a_note(tmp_path: Path, compiles: list[str
 @pytest.mark.parametrize("problem", ["nvfp4_gemm", "nvfp4_dual_gemm"])
 def test_a_gemm_without_a_tensor_op_still_fails(tmp_path: Path, compiles: list[str],
                                                 monkeypatch: pytest.MonkeyPatch, problem: str) -> None:
-    code, said = _build_in(tmp_path / problem, problem, monkeypatch)
+    code, said = build_in_task(tmp_path / problem, problem, SUB_CUDA, monkeypatch)
     assert code == 1, said
     assert "error: gemv: no UTCOMMA.4X in the sm_100a SASS (found: no tensor-core op at all" in said
     assert "note:" not in said

@@ -13,17 +13,8 @@ from nvfp4ctl.build import submission_build
 from nvfp4ctl.build.submission_sources import Extension, SubmissionSources
 from nvfp4ctl.cli import app
 
-PORTABLE = '''from torch.utils.cpp_extension import load_inline
-CUDA = r"""__global__ void scale(const float* x, float* y, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = 2.f * x[i];
-}"""
-module = load_inline(name="scaled", cpp_sources="", cuda_sources=CUDA)
+from plain_gemv import PORTABLE
 
-
-def custom_kernel(data):
-    return data[0]
-'''
 runner = CliRunner()
 
 
@@ -32,7 +23,7 @@ def _build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *options: str) -> tu
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "submission.py").write_text(PORTABLE)
+    (tmp_path / "submission.py").write_text(PORTABLE + "\n\ndef custom_kernel(data):\n    return data[0]\n")
     archs: list[str] = []
 
     def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[object]:
