@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import faulthandler
 import importlib
-import mmap
 import os
 import pickle
 import signal
@@ -21,12 +20,10 @@ import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.bounded_text import MAX_HEADLINE, clipped_line
 from nvfp4ctl.runner import progress
-from nvfp4ctl.runner.build_locks import OWN_FOLDER_VARIABLE, remove_locks_since
 from nvfp4ctl.runner.leftovers import CHILD_TAG, kill_tagged
 from nvfp4ctl.runner.targets import TargetSpec, load_target
 
@@ -82,9 +79,6 @@ def describe_device(device: str) -> str | None:
 
 PR_SET_PDEATHSIG = 1
 GROUP_REAPER_SIGNAL = signal.SIGUSR1  # what the reaper gets when this child dies
-# one byte shared with the reaper (an anonymous mapping survives fork): 1 while the target loads, when a
-# death may leave a build's lock (runner/build_locks.py)
-_loading = mmap.mmap(-1, 1)
 
 
 def _set_death_signal(signum: int) -> bool:
@@ -122,7 +116,6 @@ def _start_group_reaper() -> None:
     if not hasattr(os, "fork"):
         return
     child = os.getpid()
-    started_s = time.time()  # before any build of the target: the locks created since are this child's
     if os.fork() != 0:
         return
     try:  # the reaper: never returns into the child's code
@@ -135,9 +128,6 @@ def _start_group_reaper() -> None:
         tag = os.environ.get(CHILD_TAG)
         if tag:  # what it started in sessions of their own, out of the group's reach (runner/leftovers.py)
             kill_tagged(tag)
-        own_extensions = os.environ.get(OWN_FOLDER_VARIABLE)
-        if own_extensions and _loading[0]:  # a build killed with the child leaves its lock, for the next load to wait on
-            remove_locks_since(Path(own_extensions), started_s)
         os.killpg(0, signal.SIGKILL)  # this child's group, the reaper included
     finally:
         os._exit(0)
@@ -177,7 +167,6 @@ def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str,
             sys.stderr.flush()
             os._exit(0)  # skip interpreter teardown (torch's takes seconds); nothing left to save
         if message[0] == "load":
-            _loading[0] = 1
             try:
                 for module in message[1]:  # the job's own imports (torch...) count as loading time
                     importlib.import_module(module)
@@ -189,8 +178,6 @@ def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str,
                 # nvcc): the parent shows it as one line, the traceback only under -v
                 conn.send(("load_failed", _one_line(error), text, type(error).__name__))
                 return
-            finally:  # the load's builds ended, and torch removed their locks
-                _loading[0] = 0
             conn.send(("ready", describe_device(device)))
             continue
         _, job, payload = message

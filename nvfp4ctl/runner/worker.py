@@ -31,8 +31,7 @@ from typing import Any
 from nvfp4ctl.bounded_text import SHOWN_TAIL, TailLimits, clipped_tail
 from nvfp4ctl.errors import KernelCrash, KernelTimeout, ToolTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
-from nvfp4ctl.runner.build_locks import OWN_FOLDER_VARIABLE, held_locks_note, remove_locks_since
-from nvfp4ctl.runner.child_env import EXTENSIONS_VARIABLE, submission_build_env
+from nvfp4ctl.runner.child_env import submission_build_env
 from nvfp4ctl.runner.leftovers import CHILD_TAG, kill_tagged, new_tag
 from nvfp4ctl.runner.load_limit import HOW_TO_CHANGE, load_limit
 from nvfp4ctl.runner.raised import crash_trace
@@ -90,10 +89,6 @@ class _Child:
     conn: Connection
     log_path: Path
     tag: str  # in the environment of whatever it execs: runner/leftovers.py
-    started_s: float  # time.time() as it started: the build locks created since are its own (runner/build_locks.py)
-    extensions: Path | None = None  # where its torch builds extensions, where known
-    own_extensions: bool = False  # nvfp4ctl chose that folder: its locks may be removed, never the user's
-    loading: bool = False  # its target's load is under way: a kill now may leave a build's lock
     log_offset: int = 0
     busy: bool = False  # a message is in flight: the child will not read "stop" soon
     progress: tuple[Any, float] | None = None  # the job under way's latest report and its monotonic time
@@ -198,7 +193,6 @@ class Worker:
                 finally:  # also when a second Ctrl-C or a SIGTERM cuts the polite wait short
                     _kill_group(child.process)
                     kill_tagged(child.tag)
-                    _remove_own_locks(child)
                     child.conn.close()
         finally:
             self._logs.remove_unless_kept()
@@ -224,11 +218,9 @@ class Worker:
         child = self._start_child()
         # a crash here is the load's, whichever job waits on it: "bench 128x256x256 crashed" would blame the shape
         loading = f"loading {self.target.label}"
-        child.loading = True
         self._send(child, ("load", self.preload), loading)
         what = f"{loading} ran past {seconds_text(self.load_timeout_s)} (a hang at import or build? {HOW_TO_CHANGE})"
         reply = self._wait(child, self.load_timeout_s, loading, what=what)
-        child.loading = False  # it answered: its builds ended, and torch removed their locks
         if reply[0] == "ready":
             self.gpu = reply[1] or self.gpu
             if self.on_loaded is not None:
@@ -255,22 +247,15 @@ class Worker:
         tag = new_tag()
         if self._build_env is None:  # once: a child started again after a crash builds with the same
             self._build_env = submission_build_env(self.target)
-        child_env = self._build_env | self.env | {CHILD_TAG: tag}
-        extensions = child_env.get(EXTENSIONS_VARIABLE) or os.environ.get(EXTENSIONS_VARIABLE)
-        own_extensions = bool(extensions) and extensions == self._build_env.get(EXTENSIONS_VARIABLE)
-        if own_extensions:  # for the child's group reaper, which outlives a killed nvfp4ctl
-            child_env[OWN_FOLDER_VARIABLE] = str(extensions)
         process = self._context.Process(
             target=child_main,
-            args=(child_conn, self.target, self.device, str(log_path), child_env),
+            args=(child_conn, self.target, self.device, str(log_path), self._build_env | self.env | {CHILD_TAG: tag}),
             name=f"nvfp4ctl-child-{self.children_started}",
             daemon=True,
         )
-        started_s = time.time()
         process.start()
         child_conn.close()  # so the parent sees EOF when the child dies
-        self._child = _Child(process, parent_conn, log_path, tag, started_s, Path(extensions) if extensions else None,
-                             own_extensions)
+        self._child = _Child(process, parent_conn, log_path, tag)
         return self._child
 
     def _send(self, child: _Child, message: tuple, label: str = "the job") -> None:
@@ -327,7 +312,6 @@ class Worker:
         _kill_group(child.process)
         kill_tagged(child.tag)
         child.process.join(timeout=5.0)
-        _remove_own_locks(child)
         child.conn.close()
         if self._child is child:
             self._child = None
@@ -347,18 +331,9 @@ class Worker:
 
     def _timeout(self, child: _Child, what: str) -> ChildTimeout:
         progress, age_s = (None, None) if child.progress is None else (child.progress[0], time.monotonic() - child.progress[1])
-        loading = child.loading
-        tail = self._discard_child(child)  # which removes the locks of its own builds: those left it may have waited on
-        locks = held_locks_note(child.extensions) if loading else ""
-        return ChildTimeout(f"{what}; the child was killed{locks}", tail, child.log_path if tail else None, progress,
-                            age_s, what)
-
-
-def _remove_own_locks(child: _Child) -> None:
-    """Remove the build locks a child killed while loading left in nvfp4ctl's extensions folder: else the next
-    load of the same extension waits on them until its limit."""
-    if child.loading and child.own_extensions and child.extensions is not None:
-        remove_locks_since(child.extensions, child.started_s)
+        tail = self._discard_child(child)
+        return ChildTimeout(f"{what}; the child was killed", tail, child.log_path if tail else None, progress, age_s,
+                            what)
 
 
 def _kill_group(process: BaseProcess) -> None:
