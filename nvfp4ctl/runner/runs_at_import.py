@@ -21,7 +21,10 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 def calls_run_at_import(tree: ast.Module) -> list[ast.Call]:
     """The calls that run on every import of the module `tree`, each function's once."""
-    functions = {node.name: node for node in tree.body if isinstance(node, _FUNCTIONS)}
+    bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
+    # a function whose name is bound again anywhere (a fallback `def` under an if) may not be the one called
+    functions = {node.name: node for node in tree.body
+                 if isinstance(node, _FUNCTIONS) and bound.count(node.name) == 1}
     found = list(_sure_calls_in(tree.body))
     entered: set[str] = set()
     index = 0
@@ -38,8 +41,8 @@ def calls_run_at_import(tree: ast.Module) -> list[ast.Call]:
 def _sure_calls_in(statements: list[ast.stmt]) -> Iterator[ast.Call]:
     for statement in statements:
         yield from _sure_calls(statement)
-        if isinstance(statement, _BRANCHES) and _may_return(statement):
-            return  # what follows runs only where that branch did not return
+        if not isinstance(statement, _DEFINITIONS) and _may_return(statement):
+            return  # what follows runs only where that statement (a branch, a with around one) did not return
 
 
 def _sure_calls(node: ast.AST) -> Iterator[ast.Call]:
@@ -70,3 +73,15 @@ def _may_return(node: ast.AST) -> bool:
     if isinstance(node, ast.Return):
         return True
     return any(_may_return(child) for child in ast.iter_child_nodes(node) if not isinstance(child, _DEFINITIONS))
+
+
+def _names_bound(node: ast.AST) -> Iterator[str]:
+    """The names `node` binds: a def's or class's, an assignment's, an import's."""
+    if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            yield from (name.id for name in ast.walk(target) if isinstance(name, ast.Name))
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield from ((alias.asname or alias.name).split(".")[0] for alias in node.names)

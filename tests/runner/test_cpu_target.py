@@ -114,8 +114,12 @@ CUDA_BUILD = f"load_inline(name='g', cpp_sources='void f();', cuda_sources={KERN
     f"    return {CUDA_BUILD}\n\n"
     "mod = build()\n",
     f"import torch\ndef build():\n    return {CUDA_BUILD}\n\nif torch.cuda.is_available():\n    mod = build()\n",
+    f"import torch\ndef build():\n    return {CUDA_BUILD}\n\nif not torch.cuda.is_available():\n"
+    "    def build():\n        return None\n\nmod = build()\n",
+    f"import contextlib, torch\ndef build():\n    with contextlib.suppress(Exception):\n"
+    f"        if not torch.cuda.is_available():\n            return None\n    return {CUDA_BUILD}\n\nmod = build()\n",
 ], ids=["under-if-cuda", "try-with-fallback", "function-not-called", "conditional-expression", "and",
-        "early-return", "called-under-if"])
+        "early-return", "called-under-if", "bound-twice", "early-return-in-with"])
 def test_a_cuda_build_the_submission_guards_still_runs_on_the_cpu(cuda_torch, tmp_path, monkeypatch, body):
     """It was refused: the scan saw a load_inline with cuda_sources anywhere in the file, though on the CPU
     the submission never builds it and runs its torch code."""
