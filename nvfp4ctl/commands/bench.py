@@ -37,9 +37,9 @@ CPU_SHAPE = "128,256,256"  # small enough for a CPU: the task's benchmark shapes
 
 
 def no_gpu(command_line: str, shapes_given: bool) -> str:
-    """The way out without a GPU: `command_line`, the user's own as typed (its --submission, --mode), under
-    NVFP4CTL_DEVICE=cpu, with a small --shape added where it gives none (in place of its --only, if any), as a
-    CPU bench of the task's benchmark shapes cannot end within its limit."""
+    """The way out without a GPU: `command_line`, the user's own as typed (its --submission, --mode; not its
+    --only), under NVFP4CTL_DEVICE=cpu, with a small --shape added where it gives none, as a CPU bench of the
+    task's benchmark shapes cannot end within its limit."""
     small = "" if shapes_given else f" --shape {CPU_SHAPE}"
     return (f"no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu {command_line}{small}"
             f" times a torch submission on the CPU instead ({'' if shapes_given else 'a small shape: '}CPU times,"
@@ -94,8 +94,8 @@ def command(
     require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
     refuse_cuda_kernel_on_cpu(target, device, "bench")
     if device == "cuda" and not gpu_present():
-        # without a --shape of the user's, a small one stands in for the --only benchmarks too: they cannot end on a CPU
-        raise UsageError(no_gpu(typed_command_line("bench", without=None if shape else "--only"), bool(shape)))
+        # the --only benchmarks cannot end on a CPU, beside a --shape as much as alone: the line goes without them
+        raise UsageError(no_gpu(typed_command_line("bench", without="--only"), bool(shape)))
     refuse_unloadable(target)
     settings = problem.bench_mode(mode.value)  # the problem's loop: repeats and warm-ups differ
     if device != "cuda" and settle:  # None: not given

@@ -505,13 +505,13 @@ def test_no_gpu_is_a_usage_error(submission: Path, monkeypatch: pytest.MonkeyPat
     (["--only=1,2", "--max-repeats", "3"],
      "--max-repeats 3 --shape 128,256,256 times a torch submission on the CPU instead (a small shape: CPU times,"),
     (["--only", "1", "--shape", "64,128,256"],
-     "--only 1 --shape 64,128,256 times a torch submission on the CPU instead (CPU times,"),
+     "--shape 64,128,256 times a torch submission on the CPU instead (CPU times,"),
 ], ids=["only", "only-joined", "own-shape"])
 def test_no_gpu_suggests_the_users_own_line_on_the_cpu(submission: Path, monkeypatch: pytest.MonkeyPatch,
                                                        options: list[str], suggested: str) -> None:
     """It suggested `NVFP4CTL_DEVICE=cpu nvfp4ctl bench --shape 128,256,256` whatever was typed, dropping the
-    --submission and -q: the line typed stays, with the small shape added where it names none, in place of its
-    --only (the task's benchmark shapes take minutes per call on a CPU; a --only beside --shape times both)."""
+    --submission and -q: the line typed stays but for its --only, with the small shape added where it names none
+    (the task's benchmark shapes take minutes per call on a CPU, and a --only beside --shape times them too)."""
     monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
     monkeypatch.chdir(submission.parent)
     (submission.parent / "my sub.py").write_text(submission.read_text())
